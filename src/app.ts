@@ -1,0 +1,95 @@
+import { randomUUID } from "node:crypto";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import { Ajv, type Options as AjvOptions } from "ajv";
+import addFormats from "ajv-formats";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { installAuth } from "./http/auth.js";
+import { installErrorHandler, installNotFoundHandler } from "./http/errors.js";
+import { installJsonParser } from "./http/json-parser.js";
+import { guardrailRoutes } from "./http/routes/guardrails.js";
+import { healthRoutes } from "./http/routes/health.js";
+import { keyRoutes } from "./http/routes/keys.js";
+import { modelRoutes } from "./http/routes/models.js";
+import { workspaceRoutes } from "./http/routes/workspaces.js";
+import { ErrorBody } from "./http/schemas/common.js";
+import type { ServiceDeps } from "./services/context.js";
+
+export interface AppDeps extends ServiceDeps {
+  /** Answers when the database does (GET /readyz). */
+  ping: () => Promise<void>;
+}
+
+export interface AppOptions {
+  logger?: FastifyServerOptions["logger"];
+  bodyLimit?: number;
+}
+
+function makeAjv(options: AjvOptions): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, ...options });
+  addFormats.default(ajv, ["uuid", "date-time"]);
+  return ajv;
+}
+
+/**
+ * Builds the Fastify app; no I/O on import and none here beyond what deps do. Tests boot exactly this.
+ */
+export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+    // Deeply nested or huge bodies are bounded by bodyLimit; the parser refuses prototype keys.
+    onProtoPoisoning: "error",
+    onConstructorPoisoning: "error",
+  });
+
+  // Bodies are typed strictly: "10" is not a number and "true" is not a boolean (decisions §4).
+  // Query strings and path parameters are text by nature, so they alone are coerced.
+  const strict = makeAjv({ coerceTypes: false, useDefaults: false, removeAdditional: false });
+  const lenient = makeAjv({ coerceTypes: true, useDefaults: true, removeAdditional: false });
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const ajv = httpPart === "body" ? strict : lenient;
+    return ajv.compile(schema);
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+
+  installJsonParser(app);
+  installErrorHandler(app);
+  installNotFoundHandler(app);
+  installAuth(app, deps);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Guardrails service",
+        version: "1.0.0",
+        description:
+          'Self-hostable guardrails for LLM API traffic. Errors always have the body `{"error": {"code", "message", "metadata"?}}`.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer", description: "A management or inference key." },
+        },
+        schemas: { ErrorBody },
+      },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
+
+  healthRoutes(app, deps);
+  modelRoutes(app, deps);
+  guardrailRoutes(app, deps);
+  workspaceRoutes(app, deps);
+  keyRoutes(app, deps);
+  app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,171 @@
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Ajv } from "ajv";
+import Type, { type Static } from "typebox";
+import { type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
+
+/**
+ * Every environment variable the service reads, parsed and checked once (conventions 7). Each is
+ * documented in docs/configuration.md; nothing else reads process.env.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  /** A management key secret to accept (stored only as its hash). */
+  managementKey: string | undefined;
+  /** Base URL of each region address (decisions §1). */
+  regionBaseUrls: Record<Region, string>;
+  /** Trust X-Forwarded-Host for the ingress region (only behind a proxy you control). */
+  trustForwardedHost: boolean;
+  configFile: string;
+  catalog: CatalogData;
+  logLevel: string;
+  sqliteSynchronous: "normal" | "full";
+  /** Largest accepted request body, in bytes. */
+  bodyLimit: number;
+}
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const DEFAULT_CONFIG_FILE = resolve(ROOT, "config", "default.json");
+
+const EndpointSchema = Type.Object(
+  {
+    provider: Type.String({ minLength: 1 }),
+    region: Type.Union(REGIONS.map((r) => Type.Literal(r))),
+    zdr: Type.Boolean(),
+    trains_on_data: Type.Boolean(),
+    publishes_prompts: Type.Boolean(),
+    free: Type.Boolean(),
+    byok: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+const CatalogSchema = Type.Object({
+  zdr_families: Type.Array(
+    Type.Object({
+      id: Type.String({ pattern: "^[a-z][a-z0-9_]*$" }),
+      name: Type.String(),
+      authors: Type.Array(Type.String()),
+    }),
+    { minItems: 1 },
+  ),
+  providers: Type.Array(
+    Type.Object({
+      id: Type.String({ minLength: 1 }),
+      name: Type.String(),
+      base_url: Type.String(),
+      api_key_env: Type.String(),
+      byok: Type.Boolean(),
+      timeout_ms: Type.Integer({ minimum: 1 }),
+    }),
+  ),
+  models: Type.Array(
+    Type.Object({
+      slug: Type.String({ minLength: 1 }),
+      canonical_slug: Type.String({ minLength: 1 }),
+      name: Type.String(),
+      author: Type.String({ minLength: 1 }),
+      context_length: Type.Integer({ minimum: 1 }),
+      max_output_tokens: Type.Integer({ minimum: 1 }),
+      pricing: Type.Object({
+        prompt_usd_per_million_tokens: Type.Number({ minimum: 0 }),
+        completion_usd_per_million_tokens: Type.Number({ minimum: 0 }),
+      }),
+      endpoints: Type.Array(EndpointSchema),
+    }),
+  ),
+});
+
+type CatalogFile = Static<typeof CatalogSchema>;
+
+export function loadCatalogFile(path: string): CatalogData {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new Error(
+      `GUARDRAILS_CONFIG: cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  const validate = new Ajv({ allErrors: true, strict: false }).compile<CatalogFile>(CatalogSchema);
+  if (!validate(parsed)) {
+    const first = (validate.errors ?? [])
+      .slice(0, 5)
+      .map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`);
+    throw new Error(`GUARDRAILS_CONFIG: ${path} is not a valid configuration: ${first.join("; ")}`);
+  }
+  const data = parsed as CatalogData;
+  const problems = checkCatalog(data);
+  if (problems.length > 0) throw new Error(`GUARDRAILS_CONFIG: ${path}: ${problems.slice(0, 5).join("; ")}`);
+  return data;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be a whole number from ${min} to ${max}, not '${raw}'`);
+  }
+  return value;
+}
+
+function url(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http(s)");
+  } catch {
+    throw new Error(`${name} must be an http(s) URL, not '${raw}'`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+function choice<T extends string>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  options: readonly T[],
+  fallback: T,
+): T {
+  const raw = (env[name] ?? "").toLowerCase();
+  if (raw === "") return fallback;
+  if (!(options as readonly string[]).includes(raw))
+    throw new Error(`${name} must be one of ${options.join(", ")}`);
+  return raw as T;
+}
+
+/** Reads the configuration from an environment (process.env in main.ts, a literal object in tests). */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const port = integer(env, "PORT", 8080, 0, 65535);
+  const configFile = resolve(env.GUARDRAILS_CONFIG || DEFAULT_CONFIG_FILE);
+  const managementKey = env.GUARDRAILS_MANAGEMENT_KEY || undefined;
+  if (managementKey !== undefined && (managementKey.length < 20 || /\s/.test(managementKey))) {
+    throw new Error("GUARDRAILS_MANAGEMENT_KEY must be at least 20 characters without spaces");
+  }
+  const shown = port === 0 ? 8080 : port;
+  return {
+    port,
+    host: env.HOST || "127.0.0.1",
+    databaseUrl: env.DATABASE_URL || "./data/guardrails.db",
+    managementKey,
+    regionBaseUrls: {
+      global: url(env, "GUARDRAILS_BASE_URL", `http://localhost:${shown}/api/v1`),
+      europe: url(env, "GUARDRAILS_EUROPE_BASE_URL", `http://eu.localhost:${shown}/api/v1`),
+      us: url(env, "GUARDRAILS_US_BASE_URL", `http://us.localhost:${shown}/api/v1`),
+    },
+    trustForwardedHost: choice(env, "GUARDRAILS_TRUST_FORWARDED_HOST", ["true", "false"], "false") === "true",
+    configFile,
+    catalog: loadCatalogFile(configFile),
+    logLevel: choice(
+      env,
+      "LOG_LEVEL",
+      ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
+      "info",
+    ),
+    sqliteSynchronous: choice(env, "GUARDRAILS_SQLITE_SYNCHRONOUS", ["normal", "full"], "normal"),
+    bodyLimit: integer(env, "GUARDRAILS_BODY_LIMIT", 1024 * 1024, 1024, 64 * 1024 * 1024),
+  };
+}

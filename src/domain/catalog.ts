@@ -1,0 +1,118 @@
+/**
+ * The model and provider catalog: what models exist, who made them, which provider endpoints serve
+ * them and with which data-handling attributes. Loaded from the configuration file (see config.ts);
+ * pure lookups here.
+ */
+export const REGIONS = ["global", "europe", "us"] as const;
+export type Region = (typeof REGIONS)[number];
+
+export interface ZdrFamily {
+  /** Wire id: the flag is `enforce_zdr_<id>`. */
+  id: string;
+  name: string;
+  /** Model authors (the slug prefix) that belong to the family. */
+  authors: string[];
+}
+
+export interface Provider {
+  id: string;
+  name: string;
+  base_url: string;
+  api_key_env: string;
+  byok: boolean;
+  timeout_ms: number;
+}
+
+export interface Endpoint {
+  provider: string;
+  region: Region;
+  zdr: boolean;
+  trains_on_data: boolean;
+  publishes_prompts: boolean;
+  free: boolean;
+  byok: boolean;
+}
+
+export interface Model {
+  slug: string;
+  canonical_slug: string;
+  name: string;
+  author: string;
+  context_length: number;
+  max_output_tokens: number;
+  pricing: { prompt_usd_per_million_tokens: number; completion_usd_per_million_tokens: number };
+  endpoints: Endpoint[];
+}
+
+export interface CatalogData {
+  zdr_families: ZdrFamily[];
+  providers: Provider[];
+  models: Model[];
+}
+
+export class Catalog {
+  readonly families: readonly ZdrFamily[];
+  readonly providers: readonly Provider[];
+  readonly models: readonly Model[];
+  private readonly bySlug = new Map<string, Model>();
+  private readonly providerIds = new Set<string>();
+
+  constructor(data: CatalogData) {
+    this.families = data.zdr_families;
+    this.providers = data.providers;
+    this.models = data.models;
+    for (const p of data.providers) this.providerIds.add(p.id);
+    for (const m of data.models) {
+      this.bySlug.set(m.slug, m);
+      this.bySlug.set(m.canonical_slug, m);
+    }
+  }
+
+  /** Finds a model by slug or canonical slug (decisions §5). */
+  findModel(slugOrCanonical: string): Model | undefined {
+    return this.bySlug.get(slugOrCanonical);
+  }
+
+  hasProvider(id: string): boolean {
+    return this.providerIds.has(id);
+  }
+
+  /** The ZDR family id of a model, or "other" when its author is in none of the families. */
+  familyOf(model: Model): string {
+    for (const f of this.families) if (f.authors.includes(model.author)) return f.id;
+    return "other";
+  }
+
+  /** Every family id including the literal "other", in wire order. */
+  familyIds(): string[] {
+    return [...this.families.map((f) => f.id), "other"];
+  }
+}
+
+/** Checks the catalog's own consistency; returns a list of problems (empty when sound). */
+export function checkCatalog(data: CatalogData): string[] {
+  const problems: string[] = [];
+  const providers = new Set<string>();
+  for (const p of data.providers) {
+    if (providers.has(p.id)) problems.push(`provider ${p.id} listed twice`);
+    providers.add(p.id);
+  }
+  const familyIds = new Set<string>();
+  for (const f of data.zdr_families) {
+    if (!/^[a-z][a-z0-9_]*$/.test(f.id) || f.id === "other")
+      problems.push(`zdr family id ${f.id} is not usable`);
+    if (familyIds.has(f.id)) problems.push(`zdr family ${f.id} listed twice`);
+    familyIds.add(f.id);
+  }
+  const slugs = new Set<string>();
+  for (const m of data.models) {
+    for (const s of new Set([m.slug, m.canonical_slug])) {
+      if (slugs.has(s)) problems.push(`model slug ${s} is not unique`);
+      slugs.add(s);
+    }
+    for (const e of m.endpoints) {
+      if (!providers.has(e.provider)) problems.push(`model ${m.slug} names unknown provider ${e.provider}`);
+    }
+  }
+  return problems;
+}

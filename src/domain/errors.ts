@@ -1,0 +1,53 @@
+/**
+ * The one error type of the service, with a closed set of codes. The HTTP layer turns it into the
+ * body of decisions §3; the message for each status is the specification's text, the details go in
+ * `metadata`.
+ */
+export const ERROR_CODES = {
+  invalid_request: { status: 400, message: "Invalid request parameters" },
+  missing_authentication: { status: 401, message: "Missing Authentication header" },
+  invalid_api_key: { status: 401, message: "Invalid API key" },
+  management_key_required: { status: 403, message: "Only management keys can perform this operation" },
+  not_found: { status: 404, message: "Resource not found" },
+  method_not_allowed: { status: 405, message: "Method not allowed" },
+  conflict: { status: 409, message: "Resource conflict. Please try again later." },
+  payload_too_large: { status: 413, message: "Request body too large" },
+  unsupported_media_type: { status: 415, message: "Unsupported media type: send application/json" },
+  internal: { status: 500, message: "Internal Server Error" },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface Issue {
+  /** JSON pointer of the offending property, e.g. "/limit_usd"; "" for the body itself. */
+  path: string;
+  message: string;
+}
+
+export type ErrorMetadata = Record<string, unknown>;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly metadata: ErrorMetadata | undefined;
+
+  constructor(code: ErrorCode, metadata?: ErrorMetadata) {
+    super(ERROR_CODES[code].message);
+    this.name = "AppError";
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.metadata = metadata;
+  }
+}
+
+export function invalidRequest(issues: Issue[], extra?: ErrorMetadata): AppError {
+  return new AppError("invalid_request", { ...extra, issues });
+}
+
+export function notFound(): AppError {
+  return new AppError("not_found");
+}
+
+export function conflict(reason: string): AppError {
+  return new AppError("conflict", { reason });
+}

@@ -1,0 +1,151 @@
+import type { ErrorObject } from "ajv";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError, ERROR_CODES, type ErrorCode, type Issue } from "../domain/errors.js";
+import { NOT_UPDATABLE } from "./schemas/guardrail.js";
+
+/** At most this many issues are listed in one 400: enough to fix a body, bounded for huge ones. */
+const MAX_ISSUES = 50;
+
+function errorBody(code: ErrorCode, metadata?: Record<string, unknown>) {
+  const { status, message } = ERROR_CODES[code];
+  return { error: metadata ? { code: status, message, metadata } : { code: status, message } };
+}
+
+export function sendError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  metadata?: Record<string, unknown>,
+): FastifyReply {
+  return reply
+    .code(ERROR_CODES[code].status)
+    .type("application/json; charset=utf-8")
+    .send(errorBody(code, metadata));
+}
+
+/** Turns Ajv's errors into one readable issue per offending property. */
+export function issuesFromValidation(errors: ErrorObject[], context: string, isUpdate: boolean): Issue[] {
+  const byPath = new Map<string, string[]>();
+  const add = (path: string, message: string) => {
+    const list = byPath.get(path) ?? [];
+    if (!list.includes(message)) list.push(message);
+    byPath.set(path, list);
+  };
+  for (const e of errors) {
+    switch (e.keyword) {
+      case "additionalProperties": {
+        const prop = String((e.params as { additionalProperty: string }).additionalProperty);
+        const notUpdatable = isUpdate && e.instancePath === "" && NOT_UPDATABLE.includes(prop);
+        add(`${e.instancePath}/${prop}`, notUpdatable ? "cannot be updated" : "is not a known property");
+        break;
+      }
+      case "required":
+        add(`${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`, "is required");
+        break;
+      case "anyOf":
+        break;
+      case "enum":
+        add(
+          e.instancePath,
+          `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(", ")}`,
+        );
+        break;
+      default:
+        add(e.instancePath, e.message ?? "is invalid");
+    }
+  }
+  const issues: Issue[] = [];
+  for (const [path, messages] of byPath) {
+    // A nullable property's failed branches read better as one message: "must be array or null",
+    // and "must be null" says nothing when the value failed the non-null branch for another reason.
+    const types = messages.filter((m) => /^must be [a-z]+$/.test(m));
+    const others = messages.filter((m) => !types.includes(m));
+    const merged =
+      others.length > 0
+        ? [...others, ...types.filter((m) => m !== "must be null")]
+        : [`must be ${types.map((m) => m.slice(8)).join(" or ")}`];
+    const issue: Issue = { path, message: merged.join("; ") };
+    if (context !== "body") Object.assign(issue, { in: context });
+    issues.push(issue);
+  }
+  return issues.slice(0, MAX_ISSUES);
+}
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: "payload_too_large",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported_media_type",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "invalid_request",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "invalid_request",
+  FST_ERR_CTP_INVALID_JSON_BODY: "invalid_request",
+};
+
+/** The one place that turns any error into the HTTP error body (conventions, habit 2). */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler(
+    (err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
+      if (err instanceof AppError) {
+        if (err.status >= 500) request.log.error({ err }, "request failed");
+        return sendError(reply, err.code, err.metadata);
+      }
+      const fe = err as FastifyError;
+      if (fe.validation) {
+        const isUpdate = request.method === "PATCH";
+        const issues = issuesFromValidation(
+          fe.validation as ErrorObject[],
+          fe.validationContext ?? "body",
+          isUpdate,
+        );
+        return sendError(reply, "invalid_request", { issues });
+      }
+      const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+      if (mapped) {
+        const reason =
+          mapped === "invalid_request" ? { issues: [{ path: "", message: bodyProblem(fe) }] } : undefined;
+        return sendError(reply, mapped, reason);
+      }
+      if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
+        return sendError(reply, "invalid_request", {
+          issues: [{ path: "", message: "the request could not be read" }],
+        });
+      }
+      // Details of a failure go to the log with the request id, never to the client.
+      request.log.error({ err }, "request failed");
+      return sendError(reply, "internal");
+    },
+  );
+}
+
+function bodyProblem(err: FastifyError): string {
+  if (err.code === "FST_ERR_CTP_EMPTY_JSON_BODY") return "the body is empty; send a JSON object";
+  if (err.code === "FST_ERR_CTP_INVALID_CONTENT_LENGTH") return "Content-Length does not match the body";
+  return "the body is not valid JSON";
+}
+
+/**
+ * Unknown routes answer 404, and a known path with another method 405 with an Allow header, both
+ * with the error body.
+ */
+export function installNotFoundHandler(app: FastifyInstance): void {
+  const routes = new Map<string, Set<string>>();
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const set = routes.get(route.url) ?? new Set<string>();
+    for (const m of methods) if (m !== "HEAD") set.add(m);
+    routes.set(route.url, set);
+  });
+  let patterns: { regex: RegExp; methods: Set<string> }[] | undefined;
+  app.setNotFoundHandler((request, reply) => {
+    patterns ??= [...routes.entries()].map(([url, methods]) => ({
+      regex: new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`),
+      methods,
+    }));
+    const path = (request.raw.url ?? "/").split("?")[0] ?? "/";
+    const allowed = new Set<string>();
+    for (const p of patterns) if (p.regex.test(path)) for (const m of p.methods) allowed.add(m);
+    if (allowed.size > 0) {
+      const allow = [...allowed].sort();
+      reply.header("allow", allow.join(", "));
+      return sendError(reply, "method_not_allowed", { allow });
+    }
+    return sendError(reply, "not_found");
+  });
+}

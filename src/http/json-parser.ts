@@ -1,0 +1,49 @@
+import { isUtf8 } from "node:buffer";
+import type { FastifyInstance } from "fastify";
+import secureJson from "secure-json-parse";
+import { AppError } from "../domain/errors.js";
+
+/**
+ * The JSON body parser: refuses invalid UTF-8 (Node would silently substitute U+FFFD) and the
+ * `__proto__` / `constructor.prototype` keys that poison objects, each with a 400 in our error shape.
+ */
+export function installJsonParser(app: FastifyInstance): void {
+  // Only JSON is accepted; any other type is a 415 (Fastify also parses text/plain by default).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    /^application\/([\w.+-]+\+)?json$/,
+    { parseAs: "buffer" },
+    (_request, body, done) => {
+      const buffer = body as Buffer;
+      if (buffer.length === 0) {
+        done(
+          new AppError("invalid_request", {
+            issues: [{ path: "", message: "the body is empty; send a JSON object" }],
+          }),
+        );
+        return;
+      }
+      if (!isUtf8(buffer)) {
+        done(
+          new AppError("invalid_request", { issues: [{ path: "", message: "the body is not valid UTF-8" }] }),
+        );
+        return;
+      }
+      try {
+        done(
+          null,
+          secureJson.parse(buffer.toString("utf8"), undefined, {
+            protoAction: "error",
+            constructorAction: "error",
+          }),
+        );
+      } catch (err) {
+        const poisoned = err instanceof SyntaxError && /prototype/i.test(err.message);
+        const message = poisoned
+          ? "the body uses a forbidden key (__proto__ or constructor.prototype)"
+          : "the body is not valid JSON";
+        done(new AppError("invalid_request", { issues: [{ path: "", message }] }));
+      }
+    },
+  );
+}

@@ -1,0 +1,121 @@
+import type { FastifyInstance } from "fastify";
+import Type from "typebox";
+import { notFound } from "../../domain/errors.js";
+import { isUuid } from "../../domain/ids.js";
+import type { ServiceDeps } from "../../services/context.js";
+import { runIdempotent } from "../../services/idempotency.js";
+import {
+  createWorkspace,
+  getWorkspace,
+  listOrganizationWorkspaces,
+  presentWorkspace,
+  removeWorkspace,
+} from "../../services/workspaces.js";
+import { principalOf } from "../auth.js";
+import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
+import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
+
+const Workspace = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  is_default: Type.Boolean(),
+  default_guardrail_id: Uuid,
+  created_at: Type.String({ format: "date-time" }),
+});
+const CreateWorkspaceBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+export function workspaceRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+  const tags = ["Workspaces"];
+  const config = { auth: "management" as const };
+  const idOf = (params: unknown) => {
+    const { id } = params as { id: string };
+    if (!isUuid(id)) throw notFound();
+    return id;
+  };
+
+  app.get(
+    "/api/v1/workspaces",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "List workspaces",
+        querystring: Pagination,
+        response: { 200: listOf(Workspace), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const result = await listOrganizationWorkspaces(
+        deps,
+        principalOf(request),
+        page(request.query as object),
+      );
+      return { data: result.items.map(presentWorkspace), total_count: result.total };
+    },
+  );
+
+  app.post(
+    "/api/v1/workspaces",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Create a workspace",
+        headers: IdempotencyHeaders,
+        body: CreateWorkspaceBody,
+        response: { 201: dataOf(Workspace), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const stored = await runIdempotent(deps, principal, idempotencyOf(request), async (tx) => {
+        const ws = await createWorkspace(deps, tx, principal, request.body as { name: string });
+        return {
+          status: 201,
+          headers: { location: `/api/v1/workspaces/${ws.id}` },
+          body: { data: presentWorkspace(ws) },
+        };
+      });
+      return sendStored(reply, stored);
+    },
+  );
+
+  app.get(
+    "/api/v1/workspaces/:id",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Get a workspace",
+        params: IdParams,
+        response: { 200: dataOf(Workspace), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => ({
+      data: presentWorkspace(await getWorkspace(deps, principalOf(request), idOf(request.params))),
+    }),
+  );
+
+  app.delete(
+    "/api/v1/workspaces/:id",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Delete a workspace",
+        description:
+          "Deletes the workspace with its guardrails and inference keys. After the default workspace is deleted, creates must name a workspace_id.",
+        params: IdParams,
+        response: { 200: Deleted, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      await removeWorkspace(deps, principalOf(request), idOf(request.params));
+      return { deleted: true as const };
+    },
+  );
+}

@@ -1,0 +1,166 @@
+import Type, { type TSchema } from "typebox";
+import { REGIONS } from "../../domain/catalog.js";
+import {
+  BUILTIN_SLUGS,
+  FILTER_ACTIONS,
+  MAX_CUSTOM_FILTERS,
+  MAX_LABEL_LENGTH,
+  MAX_PATTERN_LENGTH,
+  SCAN_SCOPES,
+} from "../../domain/content-filters.js";
+import { RESET_INTERVALS } from "../../domain/guardrail.js";
+import { Pagination, Uuid } from "./common.js";
+
+/** Bounds on list sizes: nobody needs more, and they keep a body's cost predictable. */
+export const MAX_MODEL_ITEMS = 1000;
+export const MAX_PROVIDER_ITEMS = 200;
+const MAX_ID_LENGTH = 200;
+
+function literals<T extends readonly string[]>(values: T, description?: string) {
+  return Type.Enum([...values], description ? { description } : {});
+}
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const Region = literals(REGIONS, "Ingress region: global, europe or us.");
+const Action = literals(FILTER_ACTIONS, "block refuses, redact replaces with the label, flag only records.");
+
+const BuiltinFilterInput = Type.Object(
+  {
+    slug: literals(BUILTIN_SLUGS),
+    action: Action,
+    label: Type.Optional(
+      Type.String({ maxLength: MAX_LABEL_LENGTH, description: "Ignored: builtin labels are the system's." }),
+    ),
+    scan_scope: Type.Optional(
+      literals(SCAN_SCOPES, "Only for regex-prompt-injection; default all_messages."),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const CustomFilterInput = Type.Object(
+  {
+    pattern: Type.String({
+      minLength: 1,
+      maxLength: MAX_PATTERN_LENGTH,
+      description:
+        "RE2 / JavaScript syntax, matched in linear time; lookaround and backreferences are refused.",
+    }),
+    action: Action,
+    label: Type.Optional(Nullable(Type.String({ maxLength: MAX_LABEL_LENGTH }))),
+  },
+  { additionalProperties: false },
+);
+
+const stringList = (maxItems: number, description: string) =>
+  Nullable(
+    Type.Array(Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }), {
+      minItems: 1,
+      maxItems,
+      description,
+    }),
+  );
+
+/** The properties shared by create and update (specification, Endpoints; decisions §5–6). */
+function policyProperties(familyIds: string[]) {
+  const zdrFlags: Record<string, TSchema> = {};
+  for (const family of familyIds) {
+    zdrFlags[`enforce_zdr_${family}`] = Type.Optional(
+      Type.Boolean({
+        description: `Zero data retention for models of the ${family} family; falls back to enforce_zdr.`,
+      }),
+    );
+  }
+  return {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
+    allowed_data_regions: Type.Optional(
+      Nullable(Type.Array(Region, { minItems: 1, maxItems: 10, description: "null: ingress unrestricted." })),
+    ),
+    allowed_models: Type.Optional(stringList(MAX_MODEL_ITEMS, "Model slugs or canonical slugs.")),
+    allowed_providers: Type.Optional(stringList(MAX_PROVIDER_ITEMS, "Provider ids.")),
+    ignored_models: Type.Optional(stringList(MAX_MODEL_ITEMS, "Models excluded from routing.")),
+    ignored_providers: Type.Optional(stringList(MAX_PROVIDER_ITEMS, "Providers excluded from routing.")),
+    content_filter_builtins: Type.Optional(
+      Nullable(Type.Array(BuiltinFilterInput, { maxItems: BUILTIN_SLUGS.length })),
+    ),
+    content_filters: Type.Optional(Nullable(Type.Array(CustomFilterInput, { maxItems: MAX_CUSTOM_FILTERS }))),
+    enable_free_model_publication: Type.Optional(Type.Boolean()),
+    enable_free_model_training: Type.Optional(Type.Boolean()),
+    enable_paid_model_training: Type.Optional(Type.Boolean()),
+    enforce_zdr: Type.Optional(
+      Nullable(
+        Type.Boolean({ deprecated: true, description: "Copied into every enforce_zdr_* flag not sent." }),
+      ),
+    ),
+    ...zdrFlags,
+    include_byok_in_budgets: Type.Optional(Type.Boolean()),
+    limit_usd: Type.Optional(
+      Nullable(
+        Type.Number({ minimum: 0, description: "USD; needs reset_interval. Kept to the micro-dollar." }),
+      ),
+    ),
+    reset_interval: Type.Optional(Nullable(literals(RESET_INTERVALS))),
+  };
+}
+
+export function guardrailSchemas(familyIds: string[]) {
+  const props = policyProperties(familyIds);
+  const CreateGuardrailBody = Type.Object(
+    { ...props, workspace_id: Type.Optional(Uuid) },
+    { additionalProperties: false, $id: "CreateGuardrailBody" },
+  );
+  const UpdateGuardrailBody = Type.Object(
+    { ...props, name: Type.Optional(props.name) },
+    { additionalProperties: false, $id: "UpdateGuardrailBody" },
+  );
+
+  const zdrOut: Record<string, TSchema> = {};
+  for (const family of familyIds) zdrOut[`enforce_zdr_${family}`] = Type.Boolean();
+  const Guardrail = Type.Object(
+    {
+      id: Uuid,
+      name: Type.String(),
+      description: Nullable(Type.String()),
+      workspace_id: Uuid,
+      created_at: Type.String({ format: "date-time" }),
+      updated_at: Nullable(Type.String({ format: "date-time" })),
+      allowed_data_regions: Nullable(Type.Array(Region)),
+      allowed_models: Nullable(Type.Array(Type.String())),
+      allowed_providers: Nullable(Type.Array(Type.String())),
+      ignored_models: Nullable(Type.Array(Type.String())),
+      ignored_providers: Nullable(Type.Array(Type.String())),
+      content_filter_builtins: Nullable(
+        Type.Array(
+          Type.Object({
+            slug: Type.String(),
+            action: Action,
+            label: Type.String(),
+            scan_scope: Type.Optional(literals(SCAN_SCOPES)),
+          }),
+        ),
+      ),
+      content_filters: Nullable(
+        Type.Array(Type.Object({ pattern: Type.String(), action: Action, label: Nullable(Type.String()) })),
+      ),
+      enable_free_model_publication: Type.Boolean(),
+      enable_free_model_training: Type.Boolean(),
+      enable_paid_model_training: Type.Boolean(),
+      enforce_zdr: Type.Null({ deprecated: true }),
+      ...zdrOut,
+      include_byok_in_budgets: Type.Boolean(),
+      limit_usd: Nullable(Type.Number()),
+      reset_interval: Nullable(literals(RESET_INTERVALS)),
+    },
+    { $id: "Guardrail" },
+  );
+  const ListGuardrailsQuery = Type.Object(
+    { ...Pagination.properties, workspace_id: Type.Optional(Uuid) },
+    { additionalProperties: false },
+  );
+  return { CreateGuardrailBody, UpdateGuardrailBody, Guardrail, ListGuardrailsQuery };
+}
+
+/** Properties a PATCH may not carry, with a clearer message than "unknown property" (decisions §7). */
+export const NOT_UPDATABLE = ["id", "workspace_id", "created_at", "updated_at"];

@@ -1,0 +1,26 @@
+import { AppError } from "../domain/errors.js";
+import { findKeyByHash } from "../storage/key-repo.js";
+import type { Principal, ServiceDeps } from "./context.js";
+import { hashSecret } from "./keys.js";
+
+/**
+ * Resolves an Authorization header to its caller (decisions §2). The secret is hashed before the
+ * lookup, so the comparison is on a digest the caller cannot steer byte by byte.
+ */
+export async function authenticate(deps: ServiceDeps, header: string | undefined): Promise<Principal> {
+  if (header === undefined || header.trim() === "") throw new AppError("missing_authentication");
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  if (!match?.[1] || match[1].length > 512) throw new AppError("invalid_api_key");
+  const key = await findKeyByHash(deps.db, hashSecret(match[1]));
+  if (!key || key.disabled === 1) throw new AppError("invalid_api_key");
+  return {
+    organizationId: key.organization_id,
+    keyHash: key.hash,
+    kind: key.kind,
+    workspaceId: key.workspace_id,
+  };
+}
+
+export function requireManagement(principal: Principal): void {
+  if (principal.kind !== "management") throw new AppError("management_key_required");
+}

@@ -1,0 +1,133 @@
+import { conflict, invalidRequest, notFound } from "../domain/errors.js";
+import {
+  applyGuardrailBody,
+  defaultPolicy,
+  type Guardrail,
+  type GuardrailBody,
+  ifMatchSatisfied,
+  workspaceDefaultName,
+} from "../domain/guardrail.js";
+import { isUuid, newId } from "../domain/ids.js";
+import {
+  deleteGuardrail,
+  findGuardrail,
+  insertGuardrail,
+  listGuardrails,
+  updateGuardrailIfVersion,
+} from "../storage/guardrail-repo.js";
+import type { Executor } from "../storage/schema.js";
+import { findWorkspaceByDefaultGuardrail } from "../storage/workspace-repo.js";
+import { isoNow, type Principal, type ServiceDeps } from "./context.js";
+import { resolveTargetWorkspace } from "./workspaces.js";
+
+/** Create a guardrail (specification, POST /guardrails; decisions §4–6). */
+export async function createGuardrail(
+  deps: ServiceDeps,
+  db: Executor,
+  principal: Principal,
+  body: GuardrailBody,
+): Promise<Guardrail> {
+  const name = body.name ?? "";
+  const policy = applyGuardrailBody(defaultPolicy(name, deps.catalog.familyIds()), body, deps.catalog, {
+    isCreate: true,
+  });
+  const workspace = await resolveTargetWorkspace(db, principal, body.workspace_id);
+  const guardrail: Guardrail = {
+    ...policy,
+    id: newId(),
+    organization_id: principal.organizationId,
+    workspace_id: workspace.id,
+    is_workspace_default: false,
+    version: 1,
+    created_at: isoNow(deps),
+    updated_at: null,
+  };
+  await insertGuardrail(db, guardrail);
+  return guardrail;
+}
+
+export interface UpdateOptions {
+  /** The If-Match header, when the caller sent one. */
+  ifMatch?: string;
+}
+
+/**
+ * Update a guardrail (specification, PATCH /guardrails/{id}; decisions §7). The new version is written
+ * only over the version it was computed from, so a concurrent writer's change is never overwritten:
+ * the loser gets 409. The first PATCH on a workspace's derived default id materializes that guardrail.
+ */
+export async function updateGuardrail(
+  deps: ServiceDeps,
+  principal: Principal,
+  id: string,
+  body: GuardrailBody,
+  options: UpdateOptions = {},
+): Promise<Guardrail> {
+  if (!isUuid(id)) throw notFound();
+  return deps.db.transaction().execute(async (tx) => {
+    const current = await findGuardrail(tx, principal.organizationId, id);
+    if (options.ifMatch !== undefined && !ifMatchSatisfied(options.ifMatch, current)) {
+      if (!current && !(await findWorkspaceByDefaultGuardrail(tx, principal.organizationId, id)))
+        throw notFound();
+      throw conflict("the guardrail changed since the entity tag in If-Match was read");
+    }
+    const now = isoNow(deps);
+    if (current) {
+      const fixedName = current.is_workspace_default ? current.name : undefined;
+      const policy = applyGuardrailBody(current, body, deps.catalog, { isCreate: false, fixedName });
+      const next: Guardrail = { ...current, ...policy, version: current.version + 1, updated_at: now };
+      if (!(await updateGuardrailIfVersion(tx, next, current.version))) {
+        throw conflict("the guardrail was changed by another request at the same time");
+      }
+      return next;
+    }
+    const workspace = await findWorkspaceByDefaultGuardrail(tx, principal.organizationId, id);
+    if (!workspace) throw notFound();
+    const name = workspaceDefaultName(workspace.id);
+    const policy = applyGuardrailBody(defaultPolicy(name, deps.catalog.familyIds()), body, deps.catalog, {
+      isCreate: false,
+      fixedName: name,
+    });
+    const created: Guardrail = {
+      ...policy,
+      id,
+      organization_id: principal.organizationId,
+      workspace_id: workspace.id,
+      is_workspace_default: true,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await insertGuardrail(tx, created);
+    } catch {
+      // Another instance materialized it between our read and this insert (primary key clash).
+      throw conflict("the workspace default guardrail was created by another request at the same time");
+    }
+    return created;
+  });
+}
+
+export async function getGuardrail(deps: ServiceDeps, principal: Principal, id: string): Promise<Guardrail> {
+  const g = isUuid(id) ? await findGuardrail(deps.db, principal.organizationId, id) : undefined;
+  if (!g) throw notFound();
+  return g;
+}
+
+export async function listWorkspaceGuardrails(
+  deps: ServiceDeps,
+  principal: Principal,
+  query: { offset: number; limit: number; workspace_id?: string },
+): Promise<{ items: Guardrail[]; total: number }> {
+  const ws = await resolveTargetWorkspace(deps.db, principal, query.workspace_id);
+  return listGuardrails(deps.db, principal.organizationId, ws.id, query);
+}
+
+export async function removeGuardrail(deps: ServiceDeps, principal: Principal, id: string): Promise<void> {
+  if (!isUuid(id)) throw notFound();
+  if (!(await deleteGuardrail(deps.db, principal.organizationId, id))) throw notFound();
+}
+
+export function assertCreatable(body: GuardrailBody): void {
+  if (body.name === undefined) throw invalidRequest([{ path: "/name", message: "is required" }]);
+}

@@ -1,0 +1,73 @@
+import { newId, workspaceDefaultGuardrailId } from "../domain/ids.js";
+import { countManagementKeys, findKeyByHash } from "../storage/key-repo.js";
+import {
+  firstOrganization,
+  insertOrganization,
+  insertWorkspace,
+  type Organization,
+  setDefaultWorkspace,
+  type Workspace,
+} from "../storage/workspace-repo.js";
+import { isoNow, type ServiceDeps } from "./context.js";
+import { type CreatedKey, createManagementKey, hashSecret } from "./keys.js";
+
+export const DEFAULT_WORKSPACE_NAME = "Default";
+
+/** Creates an organization with its default workspace and one management key, in one transaction. */
+export async function createOrganization(
+  deps: ServiceDeps,
+  name: string,
+): Promise<{ organization: Organization; workspace: Workspace; key: CreatedKey }> {
+  return deps.db.transaction().execute(async (tx) => {
+    const now = isoNow(deps);
+    const organization: Organization = { id: newId(), name, default_workspace_id: null, created_at: now };
+    await insertOrganization(tx, organization);
+    const wsId = newId();
+    const workspace: Workspace = {
+      id: wsId,
+      organization_id: organization.id,
+      name: DEFAULT_WORKSPACE_NAME,
+      is_default: 1,
+      default_guardrail_id: workspaceDefaultGuardrailId(wsId),
+      created_at: now,
+    };
+    await insertWorkspace(tx, workspace);
+    await setDefaultWorkspace(tx, organization.id, wsId);
+    organization.default_workspace_id = wsId;
+    const key = await createManagementKey(deps, tx, organization.id, "Initial management key");
+    return { organization, workspace, key };
+  });
+}
+
+export interface BootstrapResult {
+  organization: Organization;
+  /** Set when a management key was made now: its secret, to print once. */
+  createdSecret?: string;
+}
+
+/**
+ * Start-up: makes sure the default organization exists and that a management key can reach it.
+ * GUARDRAILS_MANAGEMENT_KEY, when set, is registered (as its hash); otherwise a key is made only when
+ * the database has none, and its secret is returned to be printed once.
+ */
+export async function bootstrap(
+  deps: ServiceDeps,
+  configuredKey: string | undefined,
+): Promise<BootstrapResult> {
+  let organization = await firstOrganization(deps.db);
+  let createdSecret: string | undefined;
+  if (!organization) {
+    const made = await createOrganization(deps, "Default organization");
+    organization = made.organization;
+    if (configuredKey === undefined) createdSecret = made.key.secret;
+  }
+  if (configuredKey !== undefined) {
+    if (!(await findKeyByHash(deps.db, hashSecret(configuredKey)))) {
+      await createManagementKey(deps, deps.db, organization.id, "GUARDRAILS_MANAGEMENT_KEY", configuredKey);
+    }
+  } else if (createdSecret === undefined && (await countManagementKeys(deps.db)) === 0) {
+    createdSecret = (await createManagementKey(deps, deps.db, organization.id, "Initial management key"))
+      .secret;
+  }
+  return createdSecret === undefined ? { organization } : { organization, createdSecret };
+}

@@ -1,0 +1,59 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, SqliteDialect, sql } from "kysely";
+import { migrateToLatest } from "./migrations.js";
+import type { Db } from "./schema.js";
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: "sqlite" | "postgres";
+  /** Answers when the database does (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** SQLite `synchronous` setting: "normal" survives a killed process, "full" also a power loss. */
+  sqliteSynchronous: "normal" | "full";
+}
+
+/** Parses DATABASE_URL: a path, `sqlite:<path>`, or `postgres://` (not yet supported). */
+export function parseDatabaseUrl(
+  url: string,
+): { kind: "sqlite"; path: string } | { kind: "postgres"; url: string } {
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) return { kind: "postgres", url };
+  const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
+  if (path.length === 0) throw new Error("DATABASE_URL names no SQLite file");
+  return { kind: "sqlite", path };
+}
+
+export async function openDatabase(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  const target = parseDatabaseUrl(url);
+  if (target.kind === "postgres") {
+    throw new Error(
+      "DATABASE_URL is a PostgreSQL address, and PostgreSQL support is not built yet; use a SQLite path (the default) for now",
+    );
+  }
+  const file = target.path === ":memory:" ? target.path : resolve(target.path);
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new SqliteDatabase(file);
+  // WAL: readers never block the writer, and a committed transaction is in the log before the
+  // response is sent, so a killed process loses nothing answered.
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma(`synchronous = ${options.sqliteSynchronous === "full" ? "FULL" : "NORMAL"}`);
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("busy_timeout = 5000");
+  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
+  await migrateToLatest(db);
+  return {
+    db,
+    kind: "sqlite",
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

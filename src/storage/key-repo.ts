@@ -1,0 +1,75 @@
+import type { Executor, KeyTable } from "./schema.js";
+
+export type KeyRecord = KeyTable;
+
+export async function insertKey(db: Executor, key: KeyRecord): Promise<void> {
+  await db.insertInto("keys").values(key).execute();
+}
+
+export async function findKeyByHash(db: Executor, hash: string): Promise<KeyRecord | undefined> {
+  return db.selectFrom("keys").selectAll().where("hash", "=", hash).executeTakeFirst();
+}
+
+export async function findOrganizationKey(
+  db: Executor,
+  organizationId: string,
+  hash: string,
+): Promise<KeyRecord | undefined> {
+  return db
+    .selectFrom("keys")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("hash", "=", hash)
+    .executeTakeFirst();
+}
+
+export async function listInferenceKeys(
+  db: Executor,
+  organizationId: string,
+  page: { offset: number; limit: number; workspaceId?: string },
+): Promise<{ items: KeyRecord[]; total: number }> {
+  let base = db
+    .selectFrom("keys")
+    .where("organization_id", "=", organizationId)
+    .where("kind", "=", "inference");
+  if (page.workspaceId !== undefined) base = base.where("workspace_id", "=", page.workspaceId);
+  const items = await base
+    .selectAll()
+    .orderBy("created_at", "asc")
+    .orderBy("hash", "asc")
+    .offset(page.offset)
+    .limit(page.limit)
+    .execute();
+  const count = await base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return { items, total: Number(count.n) };
+}
+
+export async function countManagementKeys(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom("keys")
+    .where("kind", "=", "management")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function deleteKey(db: Executor, organizationId: string, hash: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom("keys")
+    .where("organization_id", "=", organizationId)
+    .where("hash", "=", hash)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
+
+export async function deleteWorkspaceKeys(
+  db: Executor,
+  organizationId: string,
+  workspaceId: string,
+): Promise<void> {
+  await db
+    .deleteFrom("keys")
+    .where("organization_id", "=", organizationId)
+    .where("workspace_id", "=", workspaceId)
+    .execute();
+}

@@ -1,0 +1,109 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+
+/**
+ * The migration history, in code so it ships with the build. Written with Kysely's schema builder,
+ * which speaks both SQLite and PostgreSQL: one history per database, the same in intent.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: migrations must not depend on the current table types, which change over time.
+type AnyDb = Kysely<any>;
+
+const migrations: Record<string, Migration> = {
+  "0001_initial": {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable("organizations")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("default_workspace_id", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("workspaces")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull().references("organizations.id"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("is_default", "integer", (c) => c.notNull())
+        .addColumn("default_guardrail_id", "text", (c) => c.notNull().unique())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("workspaces_org")
+        .on("workspaces")
+        .columns(["organization_id", "created_at"])
+        .execute();
+      await db.schema
+        .createTable("keys")
+        .addColumn("hash", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull().references("organizations.id"))
+        .addColumn("workspace_id", "text")
+        .addColumn("kind", "text", (c) => c.notNull())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("label", "text", (c) => c.notNull())
+        .addColumn("disabled", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("keys_org").on("keys").columns(["organization_id", "created_at"]).execute();
+      await db.schema
+        .createTable("guardrails")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull().references("organizations.id"))
+        .addColumn("workspace_id", "text", (c) => c.notNull())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("description", "text")
+        .addColumn("allowed_data_regions", "text")
+        .addColumn("allowed_models", "text")
+        .addColumn("allowed_providers", "text")
+        .addColumn("ignored_models", "text")
+        .addColumn("ignored_providers", "text")
+        .addColumn("content_filter_builtins", "text")
+        .addColumn("content_filters", "text")
+        .addColumn("enable_free_model_publication", "integer", (c) => c.notNull())
+        .addColumn("enable_free_model_training", "integer", (c) => c.notNull())
+        .addColumn("enable_paid_model_training", "integer", (c) => c.notNull())
+        .addColumn("enforce_zdr", "text", (c) => c.notNull())
+        .addColumn("include_byok_in_budgets", "integer", (c) => c.notNull())
+        .addColumn("limit_micros", "bigint")
+        .addColumn("reset_interval", "text")
+        .addColumn("is_workspace_default", "integer", (c) => c.notNull())
+        .addColumn("version", "integer", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text")
+        .execute();
+      await db.schema
+        .createIndex("guardrails_org_ws")
+        .on("guardrails")
+        .columns(["organization_id", "workspace_id", "created_at"])
+        .execute();
+      await db.schema
+        .createTable("idempotency_keys")
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("key_hash", "text", (c) => c.notNull())
+        .addColumn("request_hash", "text", (c) => c.notNull())
+        .addColumn("response", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("idempotency_keys_pk", ["organization_id", "key_hash"])
+        .execute();
+      await db.schema
+        .createIndex("idempotency_created")
+        .on("idempotency_keys")
+        .column("created_at")
+        .execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = {
+  async getMigrations() {
+    return migrations;
+  },
+};
+
+export async function migrateToLatest(db: AnyDb): Promise<void> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error || failed) {
+    const reason = error instanceof Error ? error.message : String(error ?? failed?.migrationName);
+    throw new Error(`database migration failed: ${reason}`);
+  }
+}

@@ -1,0 +1,77 @@
+import type { Kysely, Transaction } from "kysely";
+
+/** Table shapes. Booleans are 0/1 integers and JSON is text, so one schema serves SQLite and PostgreSQL. */
+export interface OrganizationTable {
+  id: string;
+  name: string;
+  default_workspace_id: string | null;
+  created_at: string;
+}
+
+export interface WorkspaceTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  is_default: number;
+  default_guardrail_id: string;
+  created_at: string;
+}
+
+export interface KeyTable {
+  hash: string;
+  organization_id: string;
+  workspace_id: string | null;
+  kind: "management" | "inference";
+  name: string;
+  label: string;
+  disabled: number;
+  created_at: string;
+}
+
+export interface GuardrailTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  allowed_data_regions: string | null;
+  allowed_models: string | null;
+  allowed_providers: string | null;
+  ignored_models: string | null;
+  ignored_providers: string | null;
+  content_filter_builtins: string | null;
+  content_filters: string | null;
+  enable_free_model_publication: number;
+  enable_free_model_training: number;
+  enable_paid_model_training: number;
+  enforce_zdr: string;
+  include_byok_in_budgets: number;
+  limit_micros: number | null;
+  reset_interval: string | null;
+  is_workspace_default: number;
+  version: number;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface IdempotencyTable {
+  organization_id: string;
+  /** SHA-256 of the Idempotency-Key header; the raw value is never stored. */
+  key_hash: string;
+  request_hash: string;
+  /** The response, AES-GCM encrypted with a key derived from the raw Idempotency-Key. */
+  response: string;
+  created_at: string;
+}
+
+export interface Database {
+  organizations: OrganizationTable;
+  workspaces: WorkspaceTable;
+  keys: KeyTable;
+  guardrails: GuardrailTable;
+  idempotency_keys: IdempotencyTable;
+}
+
+export type Db = Kysely<Database>;
+/** Either the database or an open transaction: repository functions run on both. */
+export type Executor = Kysely<Database> | Transaction<Database>;

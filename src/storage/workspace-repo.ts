@@ -1,0 +1,84 @@
+import type { Executor, OrganizationTable, WorkspaceTable } from "./schema.js";
+
+export type Workspace = WorkspaceTable;
+export type Organization = OrganizationTable;
+
+export async function insertOrganization(db: Executor, org: Organization): Promise<void> {
+  await db.insertInto("organizations").values(org).execute();
+}
+
+export async function findOrganization(db: Executor, id: string): Promise<Organization | undefined> {
+  return db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function firstOrganization(db: Executor): Promise<Organization | undefined> {
+  return db.selectFrom("organizations").selectAll().orderBy("created_at", "asc").limit(1).executeTakeFirst();
+}
+
+export async function setDefaultWorkspace(
+  db: Executor,
+  organizationId: string,
+  workspaceId: string | null,
+): Promise<void> {
+  await db
+    .updateTable("organizations")
+    .set({ default_workspace_id: workspaceId })
+    .where("id", "=", organizationId)
+    .execute();
+}
+
+export async function insertWorkspace(db: Executor, ws: Workspace): Promise<void> {
+  await db.insertInto("workspaces").values(ws).execute();
+}
+
+export async function findWorkspace(
+  db: Executor,
+  organizationId: string,
+  id: string,
+): Promise<Workspace | undefined> {
+  return db
+    .selectFrom("workspaces")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+export async function findWorkspaceByDefaultGuardrail(
+  db: Executor,
+  organizationId: string,
+  guardrailId: string,
+): Promise<Workspace | undefined> {
+  return db
+    .selectFrom("workspaces")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("default_guardrail_id", "=", guardrailId)
+    .executeTakeFirst();
+}
+
+export async function listWorkspaces(
+  db: Executor,
+  organizationId: string,
+  page: { offset: number; limit: number },
+): Promise<{ items: Workspace[]; total: number }> {
+  const base = db.selectFrom("workspaces").where("organization_id", "=", organizationId);
+  const items = await base
+    .selectAll()
+    .orderBy("created_at", "asc")
+    .orderBy("id", "asc")
+    .offset(page.offset)
+    .limit(page.limit)
+    .execute();
+  const count = await base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return { items, total: Number(count.n) };
+}
+
+export async function deleteWorkspace(db: Executor, organizationId: string, id: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom("workspaces")
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}

@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "../../src/app.js";
+import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
+import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
+import type { ServiceDeps } from "../../src/services/context.js";
+import { createOrganization } from "../../src/services/organizations.js";
+import { type DatabaseHandle, openDatabase } from "../../src/storage/database.js";
+
+export interface TestOrg {
+  organizationId: string;
+  workspaceId: string;
+  /** A management key secret of this organization. */
+  key: string;
+}
+
+export interface TestServer {
+  /** Origin, e.g. http://127.0.0.1:40123 */
+  origin: string;
+  /** origin + /api/v1 */
+  baseUrl: string;
+  app: FastifyInstance;
+  deps: ServiceDeps;
+  database: DatabaseHandle;
+  dbFile: string;
+  /** Every test makes its own organization (conventions, habit 5). */
+  newOrg(): Promise<TestOrg>;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  catalog?: CatalogData;
+  configFile?: string;
+  now?: () => Date;
+  bodyLimit?: number;
+}
+
+/** Boots the real app on a real SQLite file in a temporary folder, listening on a loopback port. */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), "guardrails-test-"));
+  const dbFile = join(dir, "guardrails.db");
+  const database = await openDatabase(`sqlite:${dbFile}`, { sqliteSynchronous: "normal" });
+  const catalogData = options.catalog ?? loadCatalogFile(options.configFile ?? DEFAULT_CONFIG_FILE);
+  const deps = {
+    db: database.db,
+    catalog: new Catalog(catalogData),
+    now: options.now ?? (() => new Date()),
+    ping: database.ping,
+  };
+  const app = await buildApp(deps, options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {});
+  const origin = await app.listen({ port: 0, host: "127.0.0.1" });
+  return {
+    origin,
+    baseUrl: `${origin}/api/v1`,
+    app,
+    deps,
+    database,
+    dbFile,
+    async newOrg() {
+      const made = await createOrganization(deps, `org-${Math.random().toString(36).slice(2)}`);
+      return { organizationId: made.organization.id, workspaceId: made.workspace.id, key: made.key.secret };
+    },
+    async close() {
+      await app.close();
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies and assert on them.
+  body: any;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is, instead of JSON of `body`. */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP request through the real server; the body is parsed as JSON when there is one. */
+export async function call(
+  server: TestServer,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | Buffer | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const res = await fetch(`${server.origin}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  if ((res.headers.get("content-type") ?? "").includes("json") && text.length > 0) parsed = JSON.parse(text);
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** A client bound to one key. */
+export function clientFor(server: TestServer, key: string | null) {
+  return {
+    get: (path: string, o: RequestOptions = {}) => call(server, "GET", path, { key, ...o }),
+    post: (path: string, body?: unknown, o: RequestOptions = {}) =>
+      call(server, "POST", path, { key, body, ...o }),
+    patch: (path: string, body?: unknown, o: RequestOptions = {}) =>
+      call(server, "PATCH", path, { key, body, ...o }),
+    delete: (path: string, o: RequestOptions = {}) => call(server, "DELETE", path, { key, ...o }),
+  };
+}
