@@ -94,8 +94,10 @@ export async function call(
 ): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
-  let body: string | Buffer | undefined;
-  if (options.rawBody !== undefined) body = options.rawBody;
+  let body: string | Blob | undefined;
+  if (options.rawBody !== undefined) {
+    body = typeof options.rawBody === "string" ? options.rawBody : new Blob([new Uint8Array(options.rawBody)]);
+  }
   else if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
