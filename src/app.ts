@@ -4,8 +4,10 @@ import swaggerUi from "@fastify/swagger-ui";
 import { Ajv, type Options as AjvOptions } from "ajv";
 import addFormats from "ajv-formats";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { Region } from "./domain/catalog.js";
 import { installAuth } from "./http/auth.js";
 import { installErrorHandler, installNotFoundHandler } from "./http/errors.js";
+import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
 import { guardrailRoutes } from "./http/routes/guardrails.js";
 import { healthRoutes } from "./http/routes/health.js";
@@ -18,6 +20,10 @@ import type { ServiceDeps } from "./services/context.js";
 export interface AppDeps extends ServiceDeps {
   /** Answers when the database does (GET /readyz). */
   ping: () => Promise<void>;
+  /** The three region addresses (decisions §1). */
+  regionBaseUrls: Record<Region, string>;
+  /** Take the ingress host from X-Forwarded-Host (only behind a trusted proxy). */
+  trustForwardedHost: boolean;
 }
 
 export interface AppOptions {
@@ -62,6 +68,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   installErrorHandler(app);
   installNotFoundHandler(app);
   installAuth(app, deps);
+  installIngress(app, deps.regionBaseUrls, deps.trustForwardedHost);
 
   await app.register(swagger, {
     openapi: {

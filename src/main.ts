@@ -24,6 +24,8 @@ export async function startServer(
     catalog: new Catalog(config.catalog),
     now: () => new Date(),
     ping: database.ping,
+    regionBaseUrls: config.regionBaseUrls,
+    trustForwardedHost: config.trustForwardedHost,
   };
   const boot = await bootstrap(deps, config.managementKey);
   const app = await buildApp(deps, {

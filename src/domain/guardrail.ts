@@ -211,14 +211,12 @@ export function applyGuardrailBody(
     !issues.some((i) => i.path === "/limit_usd") &&
     (next.limit_micros === null) !== (next.reset_interval === null)
   ) {
-    const missing = next.limit_micros === null ? "limit_usd" : "reset_interval";
-    const sent = missing === "limit_usd" ? "reset_interval" : "limit_usd";
-    issues.push({
-      path: `/${missing}`,
-      message: options.isCreate
-        ? `${sent} must be sent together with ${missing}`
-        : `${sent} needs ${missing} to be set too (the stored value is null)`,
-    });
+    const unset = next.limit_micros === null ? "limit_usd" : "reset_interval";
+    const set = unset === "limit_usd" ? "reset_interval" : "limit_usd";
+    let message = `is required when ${set} is set`;
+    if (body[unset] === null) message = `cannot be null while ${set} is set`;
+    else if (!options.isCreate) message = `is required: ${set} is set and no ${unset} is stored`;
+    issues.push({ path: `/${unset}`, message });
   }
   if (issues.length > 0) {
     const first = patternProblems[0];

@@ -35,7 +35,15 @@ export interface TestServerOptions {
   configFile?: string;
   now?: () => Date;
   bodyLimit?: number;
+  trustForwardedHost?: boolean;
 }
+
+/** Region addresses of test servers: three host names, all on the loopback address. */
+export const TEST_REGION_BASE_URLS = {
+  global: "http://global.test/api/v1",
+  europe: "http://eu.test/api/v1",
+  us: "http://us.test/api/v1",
+};
 
 /** Boots the real app on a real SQLite file in a temporary folder, listening on a loopback port. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -48,6 +56,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     catalog: new Catalog(catalogData),
     now: options.now ?? (() => new Date()),
     ping: database.ping,
+    regionBaseUrls: TEST_REGION_BASE_URLS,
+    trustForwardedHost: options.trustForwardedHost ?? false,
   };
   const app = await buildApp(deps, options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {});
   const origin = await app.listen({ port: 0, host: "127.0.0.1" });
@@ -96,9 +106,9 @@ export async function call(
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   let body: string | Blob | undefined;
   if (options.rawBody !== undefined) {
-    body = typeof options.rawBody === "string" ? options.rawBody : new Blob([new Uint8Array(options.rawBody)]);
-  }
-  else if (options.body !== undefined) {
+    body =
+      typeof options.rawBody === "string" ? options.rawBody : new Blob([new Uint8Array(options.rawBody)]);
+  } else if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }

@@ -1,7 +1,11 @@
 import type { FastifyInstance } from "fastify";
 
 export function healthRoutes(app: FastifyInstance, deps: { ping: () => Promise<void> }): void {
-  app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
+  // The ingress region shows operators which region address a request came through (decisions §1).
+  app.get("/healthz", { schema: { hide: true } }, async (request) => ({
+    status: "ok",
+    ingress_region: request.ingressRegion,
+  }));
   app.get("/readyz", { schema: { hide: true } }, async (request, reply) => {
     try {
       await deps.ping();

@@ -1,0 +1,25 @@
+import type { FastifyInstance } from "fastify";
+import type { Region } from "../domain/catalog.js";
+import { ingressMap, ingressRegion } from "../domain/ingress.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The region address the request arrived through (decisions §1). */
+    ingressRegion: Region;
+  }
+}
+
+export function installIngress(
+  app: FastifyInstance,
+  baseUrls: Record<Region, string>,
+  trustForwardedHost: boolean,
+): void {
+  const map = ingressMap(baseUrls);
+  app.decorateRequest("ingressRegion", "global");
+  app.addHook("onRequest", async (request) => {
+    const forwarded = trustForwardedHost ? request.headers["x-forwarded-host"] : undefined;
+    // A proxy chain lists hosts left to right; the first is the one the client asked for.
+    const host = typeof forwarded === "string" ? forwarded.split(",")[0] : request.headers.host;
+    request.ingressRegion = ingressRegion(map, host);
+  });
+}
