@@ -1,0 +1,34 @@
+import type { ResetInterval } from "./guardrail.js";
+
+export interface BudgetWindow {
+  /** Inclusive start, UTC. */
+  start: Date;
+  /** Exclusive end: when the budget resets, UTC. */
+  resetsAt: Date;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The calendar window in UTC that contains `now` (decisions §9; pitfalls: windows at the wrong time):
+ * daily from 00:00, weekly from Monday 00:00, monthly from the 1st 00:00. Computed from the timestamp
+ * alone, so no job has to reset anything and the server's time zone plays no part.
+ */
+export function budgetWindow(interval: ResetInterval, now: Date): BudgetWindow {
+  const y = now.getUTCFullYear();
+  const m = now.getUTCMonth();
+  const d = now.getUTCDate();
+  switch (interval) {
+    case "daily": {
+      const start = Date.UTC(y, m, d);
+      return { start: new Date(start), resetsAt: new Date(start + DAY_MS) };
+    }
+    case "weekly": {
+      const sinceMonday = (now.getUTCDay() + 6) % 7;
+      const start = Date.UTC(y, m, d - sinceMonday);
+      return { start: new Date(start), resetsAt: new Date(start + 7 * DAY_MS) };
+    }
+    case "monthly":
+      return { start: new Date(Date.UTC(y, m, 1)), resetsAt: new Date(Date.UTC(y, m + 1, 1)) };
+  }
+}

@@ -1,0 +1,145 @@
+import type { Region } from "./catalog.js";
+import type { BuiltinFilter, CustomFilter, FilterAction } from "./content-filters.js";
+import type { Guardrail, ResetInterval } from "./guardrail.js";
+
+/** Where a guardrail applying to a key comes from (decisions §9). */
+export type Layer = "workspace_default" | "member" | "key";
+
+export interface AppliedGuardrail {
+  layer: Layer;
+  guardrail: Guardrail;
+}
+
+/** Whose spend a budget counts: the key's own, or all the owning member's keys in the workspace. */
+export type BudgetScope = "key" | "member";
+
+export interface BudgetLayer {
+  guardrail_id: string;
+  layer: Layer;
+  scope: BudgetScope;
+  limit_micros: number;
+  reset_interval: ResetInterval;
+  include_byok_in_budgets: boolean;
+}
+
+/** The one policy that governs a key's requests: every applicable guardrail combined. */
+export interface EffectivePolicy {
+  allowed_data_regions: Region[] | null;
+  allowed_models: string[] | null;
+  allowed_providers: string[] | null;
+  ignored_models: string[];
+  ignored_providers: string[];
+  enforce_zdr: Record<string, boolean>;
+  enable_free_model_publication: boolean;
+  enable_free_model_training: boolean;
+  enable_paid_model_training: boolean;
+  content_filter_builtins: BuiltinFilter[];
+  content_filters: CustomFilter[];
+  budgets: BudgetLayer[];
+}
+
+const STRICTNESS: Record<FilterAction, number> = { flag: 0, redact: 1, block: 2 };
+
+function sorted<T extends string>(items: Iterable<T>): T[] {
+  return [...items].sort();
+}
+
+/** Intersection of the non-null lists; null when every list is null (no restriction). */
+function intersect<T extends string>(lists: (T[] | null)[]): T[] | null {
+  let acc: Set<T> | null = null;
+  for (const list of lists) {
+    if (list === null) continue;
+    acc = acc === null ? new Set(list) : new Set(list.filter((x) => (acc as Set<T>).has(x)));
+  }
+  return acc === null ? null : sorted(acc);
+}
+
+function union<T extends string>(lists: (T[] | null)[]): T[] {
+  const acc = new Set<T>();
+  for (const list of lists) for (const x of list ?? []) acc.add(x);
+  return sorted(acc);
+}
+
+/** Is candidate stricter than kept? Ties are broken by a fixed order so the result never depends on input order. */
+function stricter(candidate: { action: FilterAction; tie: string }, kept: { action: FilterAction; tie: string }): boolean {
+  const diff = STRICTNESS[candidate.action] - STRICTNESS[kept.action];
+  return diff > 0 || (diff === 0 && candidate.tie < kept.tie);
+}
+
+function combineBuiltins(lists: (BuiltinFilter[] | null)[]): BuiltinFilter[] {
+  const bySlug = new Map<string, BuiltinFilter>();
+  for (const f of lists.flatMap((l) => l ?? [])) {
+    const kept = bySlug.get(f.slug);
+    if (!kept) {
+      bySlug.set(f.slug, { ...f });
+      continue;
+    }
+    const action = STRICTNESS[f.action] > STRICTNESS[kept.action] ? f.action : kept.action;
+    const merged: BuiltinFilter = { slug: f.slug, action };
+    // The wider scan scope is the stricter one.
+    if (kept.scan_scope !== undefined || f.scan_scope !== undefined) {
+      merged.scan_scope = kept.scan_scope === "all_messages" || f.scan_scope === "all_messages" ? "all_messages" : "user_only";
+    }
+    bySlug.set(f.slug, merged);
+  }
+  return [...bySlug.values()].sort((a, b) => (a.slug < b.slug ? -1 : 1));
+}
+
+function combineCustom(lists: (CustomFilter[] | null)[]): CustomFilter[] {
+  const byPattern = new Map<string, CustomFilter>();
+  for (const f of lists.flatMap((l) => l ?? [])) {
+    const kept = byPattern.get(f.pattern);
+    if (!kept || stricter({ action: f.action, tie: f.label ?? "" }, { action: kept.action, tie: kept.label ?? "" })) {
+      byPattern.set(f.pattern, f);
+    }
+  }
+  return [...byPattern.values()].sort((a, b) => (a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : 0));
+}
+
+function budgetLayers(applied: AppliedGuardrail[], hasMember: boolean): BudgetLayer[] {
+  const layers: BudgetLayer[] = [];
+  for (const { layer, guardrail: g } of applied) {
+    if (g.limit_micros === null || g.reset_interval === null) continue;
+    // A member guardrail counts all the member's keys; the workspace default applies per member
+    // and per key; a key's guardrail counts that key alone (decisions §9).
+    const scopes: BudgetScope[] = layer === "key" ? ["key"] : layer === "member" ? ["member"] : hasMember ? ["member", "key"] : ["key"];
+    for (const scope of scopes) {
+      layers.push({
+        guardrail_id: g.id,
+        layer,
+        scope,
+        limit_micros: g.limit_micros,
+        reset_interval: g.reset_interval,
+        include_byok_in_budgets: g.include_byok_in_budgets,
+      });
+    }
+  }
+  return layers.sort((a, b) => `${a.layer}/${a.scope}/${a.guardrail_id}`.localeCompare(`${b.layer}/${b.scope}/${b.guardrail_id}`));
+}
+
+/**
+ * Combines the guardrails that apply to a key (decisions §9): allowed lists intersect (null = no
+ * restriction, an empty intersection allows nothing), ignored lists unite, a ZDR flag applies if any
+ * guardrail sets it, an enable_* permission holds only if every guardrail grants it, filters unite
+ * with the strictest action per slug or pattern, and every budget is kept as its own layer. Pure and
+ * order-independent.
+ */
+export function combinePolicies(applied: AppliedGuardrail[], familyIds: string[], hasMember: boolean): EffectivePolicy {
+  const gs = applied.map((a) => a.guardrail);
+  const enforce_zdr: Record<string, boolean> = {};
+  for (const family of familyIds) enforce_zdr[family] = gs.some((g) => g.enforce_zdr[family] === true);
+  return {
+    allowed_data_regions: intersect(gs.map((g) => g.allowed_data_regions)),
+    allowed_models: intersect(gs.map((g) => g.allowed_models)),
+    allowed_providers: intersect(gs.map((g) => g.allowed_providers)),
+    ignored_models: union(gs.map((g) => g.ignored_models)),
+    ignored_providers: union(gs.map((g) => g.ignored_providers)),
+    enforce_zdr,
+    enable_free_model_publication: gs.every((g) => g.enable_free_model_publication),
+    enable_free_model_training: gs.every((g) => g.enable_free_model_training),
+    enable_paid_model_training: gs.every((g) => g.enable_paid_model_training),
+    content_filter_builtins: combineBuiltins(gs.map((g) => g.content_filter_builtins)),
+    content_filters: combineCustom(gs.map((g) => g.content_filters)),
+    budgets: budgetLayers(applied, hasMember),
+  };
+}
