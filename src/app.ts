@@ -6,7 +6,7 @@ import addFormats from "ajv-formats";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { Region } from "./domain/catalog.js";
 import { installAuth } from "./http/auth.js";
-import { installErrorHandler, installNotFoundHandler } from "./http/errors.js";
+import { installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
 import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
 import { guardrailRoutes } from "./http/routes/guardrails.js";
@@ -49,6 +49,13 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     // Deeply nested or huge bodies are bounded by bodyLimit; the parser refuses prototype keys.
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
+    // A long id is simply an unknown id (404), not a 414.
+    maxParamLength: 2048,
+    // A path whose percent-encoding is broken names nothing that exists.
+    frameworkErrors: (error, _request, reply) => {
+      if (error.code === "FST_ERR_BAD_URL") return sendError(reply, "not_found");
+      return sendError(reply, "invalid_request", { issues: [{ path: "", message: "the request could not be read" }] });
+    },
   });
 
   // Bodies are typed strictly: "10" is not a number and "true" is not a boolean (decisions §4).

@@ -15,7 +15,7 @@ import { Deleted, dataOf, errorResponses, listOf, page } from "../schemas/common
 import { guardrailSchemas } from "../schemas/guardrail.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const IdParams = Type.Object({ id: Type.String() });
 const IfMatchHeaders = Type.Object({
   "if-match": Type.Optional(Type.String({ description: "Entity tag from ETag; a mismatch is 409." })),
 });

@@ -23,7 +23,7 @@ const CreatedKey = Type.Object({
   data: Key,
   key: Type.String({ description: "The secret. Shown once, never again." }),
 });
-const HashParams = Type.Object({ hash: Type.String({ maxLength: 100 }) });
+const HashParams = Type.Object({ hash: Type.String() });
 const ListKeysQuery = Type.Object(
   { ...Pagination.properties, workspace_id: Type.Optional(Uuid) },
   { additionalProperties: false },

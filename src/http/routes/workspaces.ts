@@ -26,7 +26,7 @@ const CreateWorkspaceBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }) },
   { additionalProperties: false },
 );
-const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const IdParams = Type.Object({ id: Type.String() });
 
 export function workspaceRoutes(app: FastifyInstance, deps: ServiceDeps): void {
   const tags = ["Workspaces"];
