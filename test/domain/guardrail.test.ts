@@ -57,7 +57,7 @@ function issuesOf(fn: () => unknown): string[] {
   } catch (err) {
     assert.ok(err instanceof AppError);
     assert.equal(err.status, 400);
-    return (err.metadata?.issues as { path: string }[]).map((i) => i.path);
+    return ((err.metadata?.issues ?? []) as { path: string }[]).map((i) => i.path);
   }
   assert.fail("expected a 400");
 }

@@ -33,8 +33,17 @@ interface BadInput {
 
 /** Requests a body parser must refuse; each is sent to POST and to PATCH. */
 const BAD_BODIES: BadInput[] = [
-  { name: "malformed JSON", status: 400, issuePath: "", request: { rawBody: '{"name": "x",', headers: JSON_TYPE } },
-  { name: "a JSON body that is only whitespace", status: 400, request: { rawBody: "   ", headers: JSON_TYPE } },
+  {
+    name: "malformed JSON",
+    status: 400,
+    issuePath: "",
+    request: { rawBody: '{"name": "x",', headers: JSON_TYPE },
+  },
+  {
+    name: "a JSON body that is only whitespace",
+    status: 400,
+    request: { rawBody: "   ", headers: JSON_TYPE },
+  },
   { name: "no body with a JSON content type", status: 400, request: { headers: JSON_TYPE } },
   { name: "no body and no content type", status: 400, request: {} },
   {
@@ -85,7 +94,11 @@ const BAD_BODIES: BadInput[] = [
     status: 400,
     issuePath: "",
     request: {
-      rawBody: Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]),
+      rawBody: Buffer.concat([
+        Buffer.from('{"name":"bad '),
+        Buffer.from([0xff, 0xfe, 0xc3]),
+        Buffer.from('"}'),
+      ]),
       headers: JSON_TYPE,
     },
   },
@@ -116,11 +129,7 @@ function assertErrorBody(res: ApiResponse, status: number, label: string, issueP
   assert.match(res.headers.get("content-type") ?? "", /^application\/json/, label);
   assert.equal(res.body.error.code, status, label);
   assert.equal(res.body.error.message, MESSAGES[status], label);
-  assert.deepEqual(
-    Object.keys(res.body).sort(),
-    ["error"],
-    label,
-  );
+  assert.deepEqual(Object.keys(res.body).sort(), ["error"], label);
   if (status === 400) {
     const issues = res.body.error.metadata?.issues;
     assert.ok(Array.isArray(issues) && issues.length > 0, `${label}: metadata.issues`);
@@ -207,6 +216,16 @@ describe("bad input is refused with the error body, stores nothing, and the serv
         assert.deepEqual(res.body, { error: { code: 404, message: "Resource not found" } });
       }
     }
+  });
+
+  it("a path with broken percent-encoding is 404 with the error body, not the framework's (decisions §3)", async () => {
+    const org = await server.newOrg();
+    for (const path of ["/api/v1/guardrails/%zz", "/api/v1/workspaces/%E0%A4%A", "/%zz"]) {
+      const res = await call(server, "GET", path, { key: org.key });
+      assert.equal(res.status, 404, `${path}: ${JSON.stringify(res.body)}`);
+      assert.deepEqual(res.body, { error: { code: 404, message: "Resource not found" } });
+    }
+    assert.equal((await call(server, "GET", "/healthz")).status, 200);
   });
 
   it("a known path with a wrong method is 405 with an Allow header (decisions §3)", async () => {

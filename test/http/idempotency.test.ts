@@ -107,7 +107,9 @@ describe("Idempotency-Key on creating requests", () => {
     for (const r of results) {
       // A retry that meets its twin in progress may be told to try again, but never creates a second.
       if (r.status !== 201) {
-        assert.deepEqual(r.body, { error: { code: 409, message: "Resource conflict. Please try again later." } });
+        assert.deepEqual(r.body, {
+          error: { code: 409, message: "Resource conflict. Please try again later." },
+        });
       }
     }
     assert.ok(created.length >= 1);
@@ -123,7 +125,11 @@ describe("Idempotency-Key on creating requests", () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     for (const key of ["", "k".repeat(256), "with space"]) {
-      const res = await api.post("/api/v1/guardrails", { name: "x" }, { headers: { "idempotency-key": key } });
+      const res = await api.post(
+        "/api/v1/guardrails",
+        { name: "x" },
+        { headers: { "idempotency-key": key } },
+      );
       assert.equal(res.status, 400, JSON.stringify(key));
       assert.equal(res.body.error.metadata.issues[0].path, "/headers/idempotency-key");
     }

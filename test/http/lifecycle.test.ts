@@ -210,7 +210,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     await createGuardrails(org, 1);
-    for (const id of ["not-a-uuid", "123", "x".repeat(150), "00000000-0000-0000-0000-00000000000g"]) {
+    for (const id of ["not-a-uuid", "123", "00000000-0000-0000-0000-00000000000g"]) {
       for (const res of [
         await api.get(`/api/v1/guardrails/${id}`),
         await api.patch(`/api/v1/guardrails/${id}`, { name: "n" }),

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe } from "node:test";
 import { type RouteUnderTest, standardAuthCases } from "../helpers/auth-cases.js";
-import { call, type TestOrg, type TestServer, startTestServer } from "../helpers/server.js";
+import { call, startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
 
 /**
  * Every management route, each method and path, gets the standard authentication cases
@@ -25,7 +25,8 @@ describe("authentication of every management route (decisions §2)", () => {
     `/api/v1/guardrails/${(await made(org, "/api/v1/guardrails", { name: "g" })).id}`;
   const workspacePath = async (org: TestOrg) =>
     `/api/v1/workspaces/${(await made(org, "/api/v1/workspaces", { name: "w" })).id}`;
-  const keyPath = async (org: TestOrg) => `/api/v1/keys/${(await made(org, "/api/v1/keys", { name: "k" })).hash}`;
+  const keyPath = async (org: TestOrg) =>
+    `/api/v1/keys/${(await made(org, "/api/v1/keys", { name: "k" })).hash}`;
 
   const routes: [string, RouteUnderTest][] = [
     ["GET /api/v1/guardrails", { method: "GET", path: () => "/api/v1/guardrails" }],

@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { call, startTestServer, type TestServer } from "../helpers/server.js";
+
+describe("health, catalog and documentation endpoints", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it("GET /healthz answers 200 without a key", async () => {
+    const res = await call(server, "GET", "/healthz");
+    assert.equal(res.status, 200);
+    assert.equal(res.body.status, "ok");
+  });
+
+  it("GET /readyz answers 200 while the database answers", async () => {
+    const res = await call(server, "GET", "/readyz");
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { status: "ready" });
+  });
+
+  it("GET /api/v1/models returns the catalog {data, links, total_count} with at least 20 models", async () => {
+    const res = await call(server, "GET", "/api/v1/models");
+    assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.body).sort(), ["data", "links", "total_count"]);
+    assert.ok(Array.isArray(res.body.data));
+    assert.ok(res.body.data.length >= 20, `${res.body.data.length} models`);
+    assert.equal(res.body.total_count, res.body.data.length);
+    const slugs = new Set<string>();
+    for (const m of res.body.data) {
+      assert.equal(typeof m.id, "string");
+      assert.equal(typeof m.canonical_slug, "string");
+      assert.ok(!slugs.has(m.id), `duplicate model ${m.id}`);
+      slugs.add(m.id);
+    }
+  });
+
+  it("every catalog model can be named in allowed_models, by slug and by canonical slug (decisions §5)", async () => {
+    const org = await server.newOrg();
+    const models = (await call(server, "GET", "/api/v1/models")).body.data as {
+      id: string;
+      canonical_slug: string;
+    }[];
+    const bySlug = await call(server, "POST", "/api/v1/guardrails", {
+      key: org.key,
+      body: { name: "all by slug", allowed_models: models.map((m) => m.id) },
+    });
+    assert.equal(bySlug.status, 201, JSON.stringify(bySlug.body));
+    const canonical = [...new Set(models.map((m) => m.canonical_slug))].sort();
+    assert.deepEqual([...bySlug.body.data.allowed_models].sort(), canonical);
+  });
+
+  it("GET /api/v1/openapi.json is an OpenAPI 3.1 document with create and update of guardrails", async () => {
+    const res = await call(server, "GET", "/api/v1/openapi.json");
+    assert.equal(res.status, 200);
+    assert.match(res.body.openapi, /^3\.1\./);
+    const paths = res.body.paths;
+    assert.ok(paths["/api/v1/guardrails"]?.post, "POST /api/v1/guardrails");
+    assert.ok(paths["/api/v1/guardrails/{id}"]?.patch, "PATCH /api/v1/guardrails/{id}");
+    for (const path of ["/api/v1/workspaces", "/api/v1/keys"]) assert.ok(paths[path]?.post, `POST ${path}`);
+    assert.ok(paths["/api/v1/guardrails"].post.requestBody, "the create has a request body schema");
+  });
+
+  it("GET /docs answers 200 HTML after redirects", async () => {
+    const res = await fetch(`${server.origin}/docs`, { redirect: "follow" });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /text\/html/);
+    assert.match(await res.text(), /<html/i);
+  });
+});

@@ -1,0 +1,153 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The project root: the real service is started from here, as an operator would. */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const CLI = ["--import", "tsx", "src/cli/main.ts"];
+/** Every wait is bounded, so a broken server fails the test instead of hanging the suite. */
+export const WAIT_MS = 15_000;
+
+export function randomManagementKey(): string {
+  return `test-mgmt-${randomBytes(24).toString("hex")}`;
+}
+
+/** A free loopback port: listen on port 0, read the port, close. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** The environment of a child: ours, minus anything that configures the service, plus `env`. */
+function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.startsWith("GUARDRAILS_") || ["DATABASE_URL", "PORT", "HOST", "LOG_LEVEL"].includes(name))
+      continue;
+    base[name] = value;
+  }
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) base[name] = value;
+  return base;
+}
+
+export interface Child {
+  process: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or the signal's name) within WAIT_MS, else rejects. */
+  exited(): Promise<number | string>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+export function spawnCli(args: string[], env: Record<string, string | undefined>): Child {
+  const child = spawn(process.execPath, [...CLI, ...args], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    err += chunk;
+  });
+  const exit = new Promise<number | string>((resolveExit) => {
+    // "close" comes after the pipes are drained: all output has been read by then.
+    child.once("close", (code, signal) => resolveExit(code ?? signal ?? -1));
+  });
+  return {
+    process: child,
+    stdout: () => out,
+    stderr: () => err,
+    exited: () => withTimeout(exit, `exit of guardrails ${args.join(" ")}`),
+    kill(signal: NodeJS.Signals = "SIGKILL") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+  };
+}
+
+export function withTimeout<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Polls until `check` returns a value, for at most WAIT_MS. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${WAIT_MS} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export interface ServerChild extends Child {
+  origin: string;
+  port: number;
+}
+
+/** Starts `guardrails serve` on a free port and waits until GET /healthz answers. */
+export async function startServerProcess(env: Record<string, string | undefined>): Promise<ServerChild> {
+  const port = await freePort();
+  const child = spawnCli(["serve"], { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env });
+  const origin = `http://127.0.0.1:${port}`;
+  let exitedEarly = false;
+  child.process.once("exit", () => {
+    exitedEarly = true;
+  });
+  try {
+    await waitFor("GET /healthz", async () => {
+      if (exitedEarly) throw new Error(`the server exited at start: ${child.stderr()}`);
+      try {
+        const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(2000) });
+        return res.status === 200 ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+  } catch (err) {
+    child.kill();
+    throw err;
+  }
+  return { ...child, origin, port };
+}
+
+/** JSON over HTTP against a child server. */
+export async function api(
+  origin: string,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies and assert on them.
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const res = await fetch(`${origin}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(WAIT_MS),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
