@@ -54,7 +54,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     // A path whose percent-encoding is broken names nothing that exists.
     frameworkErrors: (error, _request, reply) => {
       if (error.code === "FST_ERR_BAD_URL") return sendError(reply, "not_found");
-      return sendError(reply, "invalid_request", { issues: [{ path: "", message: "the request could not be read" }] });
+      return sendError(reply, "invalid_request", {
+        issues: [{ path: "", message: "the request could not be read" }],
+      });
     },
   });
 
@@ -67,8 +69,17 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     return ajv.compile(schema);
   });
 
+  // While shutting down, answers close their connection, so a keep-alive client cannot hold the
+  // process open after its last request.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
   });
 
   installJsonParser(app);

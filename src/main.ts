@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
 import type { Config } from "./config.js";
 import { Catalog } from "./domain/catalog.js";
+import { createServiceDeps } from "./services/context.js";
 import { bootstrap } from "./services/organizations.js";
 import { type DatabaseHandle, openDatabase } from "./storage/database.js";
 
@@ -13,6 +14,17 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** A database address fit for printing: any password is masked. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.protocol === "sqlite:" ? url : parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
 /** Composition root: config → database → services → app → listen. */
 export async function startServer(
   config: Config,
@@ -20,9 +32,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   const deps = {
-    db: database.db,
-    catalog: new Catalog(config.catalog),
-    now: () => new Date(),
+    ...createServiceDeps({ db: database.db, catalog: new Catalog(config.catalog) }),
     ping: database.ping,
     regionBaseUrls: config.regionBaseUrls,
     trustForwardedHost: config.trustForwardedHost,
@@ -38,7 +48,7 @@ export async function startServer(
   });
   const address = await app.listen({ port: config.port, host: config.host });
   print(`guardrails: listening on ${address} (API under ${address}/api/v1, reference at ${address}/docs)`);
-  print(`guardrails: database ${config.databaseUrl}`);
+  print(`guardrails: database ${redactUrl(config.databaseUrl)}`);
   if (boot.createdSecret) {
     print("guardrails: a management key was created for the default organization; it is shown only now:");
     print(`  ${boot.createdSecret}`);

@@ -2,8 +2,9 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.js";
 import { Catalog } from "../domain/catalog.js";
+import { AppError, type Issue } from "../domain/errors.js";
 import { startServer } from "../main.js";
-import type { ServiceDeps } from "../services/context.js";
+import { createServiceDeps, type ServiceDeps } from "../services/context.js";
 import { createInferenceKey, createManagementKey } from "../services/keys.js";
 import { bootstrap, createOrganization } from "../services/organizations.js";
 import { openDatabase } from "../storage/database.js";
@@ -23,11 +24,7 @@ async function withServices<T>(fn: (deps: ServiceDeps, organizationId: string) =
   const config = loadConfig(process.env);
   const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
-    const deps: ServiceDeps = {
-      db: database.db,
-      catalog: new Catalog(config.catalog),
-      now: () => new Date(),
-    };
+    const deps = createServiceDeps({ db: database.db, catalog: new Catalog(config.catalog) });
     const boot = await bootstrap(deps, config.managementKey);
     return await fn(deps, boot.organization.id);
   } finally {
@@ -56,7 +53,7 @@ async function keysCreate(args: string[]): Promise<void> {
     args,
     options: { management: { type: "boolean" }, workspace: { type: "string" }, name: { type: "string" } },
   });
-  if (values.management === (values.workspace !== undefined)) {
+  if ((values.management === true) === (values.workspace !== undefined)) {
     throw new Error("keys create needs exactly one of --management or --workspace <id>");
   }
   const secret = await withServices(async (deps, organizationId) => {
@@ -97,8 +94,18 @@ async function run(argv: string[]): Promise<void> {
   process.exitCode = 2;
 }
 
+function describeError(err: unknown): string {
+  if (err instanceof AppError) {
+    const issues = (err.metadata?.issues as Issue[] | undefined) ?? [];
+    return [err.message, ...issues.map((i) => `${i.path.replace(/^\//, "") || "input"}: ${i.message}`)].join(
+      "; ",
+    );
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
 run(process.argv.slice(2)).catch((err: unknown) => {
   // Known failures (bad configuration, bad arguments) are reported in one line, without a stack.
-  console.error(`guardrails: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`guardrails: ${describeError(err)}`);
   process.exit(1);
 });

@@ -61,7 +61,10 @@ function union<T extends string>(lists: (T[] | null)[]): T[] {
 }
 
 /** Is candidate stricter than kept? Ties are broken by a fixed order so the result never depends on input order. */
-function stricter(candidate: { action: FilterAction; tie: string }, kept: { action: FilterAction; tie: string }): boolean {
+function stricter(
+  candidate: { action: FilterAction; tie: string },
+  kept: { action: FilterAction; tie: string },
+): boolean {
   const diff = STRICTNESS[candidate.action] - STRICTNESS[kept.action];
   return diff > 0 || (diff === 0 && candidate.tie < kept.tie);
 }
@@ -78,7 +81,8 @@ function combineBuiltins(lists: (BuiltinFilter[] | null)[]): BuiltinFilter[] {
     const merged: BuiltinFilter = { slug: f.slug, action };
     // The wider scan scope is the stricter one.
     if (kept.scan_scope !== undefined || f.scan_scope !== undefined) {
-      merged.scan_scope = kept.scan_scope === "all_messages" || f.scan_scope === "all_messages" ? "all_messages" : "user_only";
+      merged.scan_scope =
+        kept.scan_scope === "all_messages" || f.scan_scope === "all_messages" ? "all_messages" : "user_only";
     }
     bySlug.set(f.slug, merged);
   }
@@ -89,7 +93,10 @@ function combineCustom(lists: (CustomFilter[] | null)[]): CustomFilter[] {
   const byPattern = new Map<string, CustomFilter>();
   for (const f of lists.flatMap((l) => l ?? [])) {
     const kept = byPattern.get(f.pattern);
-    if (!kept || stricter({ action: f.action, tie: f.label ?? "" }, { action: kept.action, tie: kept.label ?? "" })) {
+    if (
+      !kept ||
+      stricter({ action: f.action, tie: f.label ?? "" }, { action: kept.action, tie: kept.label ?? "" })
+    ) {
       byPattern.set(f.pattern, f);
     }
   }
@@ -102,7 +109,8 @@ function budgetLayers(applied: AppliedGuardrail[], hasMember: boolean): BudgetLa
     if (g.limit_micros === null || g.reset_interval === null) continue;
     // A member guardrail counts all the member's keys; the workspace default applies per member
     // and per key; a key's guardrail counts that key alone (decisions §9).
-    const scopes: BudgetScope[] = layer === "key" ? ["key"] : layer === "member" ? ["member"] : hasMember ? ["member", "key"] : ["key"];
+    const scopes: BudgetScope[] =
+      layer === "key" ? ["key"] : layer === "member" ? ["member"] : hasMember ? ["member", "key"] : ["key"];
     for (const scope of scopes) {
       layers.push({
         guardrail_id: g.id,
@@ -114,7 +122,9 @@ function budgetLayers(applied: AppliedGuardrail[], hasMember: boolean): BudgetLa
       });
     }
   }
-  return layers.sort((a, b) => `${a.layer}/${a.scope}/${a.guardrail_id}`.localeCompare(`${b.layer}/${b.scope}/${b.guardrail_id}`));
+  return layers.sort((a, b) =>
+    `${a.layer}/${a.scope}/${a.guardrail_id}`.localeCompare(`${b.layer}/${b.scope}/${b.guardrail_id}`),
+  );
 }
 
 /**
@@ -124,7 +134,11 @@ function budgetLayers(applied: AppliedGuardrail[], hasMember: boolean): BudgetLa
  * with the strictest action per slug or pattern, and every budget is kept as its own layer. Pure and
  * order-independent.
  */
-export function combinePolicies(applied: AppliedGuardrail[], familyIds: string[], hasMember: boolean): EffectivePolicy {
+export function combinePolicies(
+  applied: AppliedGuardrail[],
+  familyIds: string[],
+  hasMember: boolean,
+): EffectivePolicy {
   const gs = applied.map((a) => a.guardrail);
   const enforce_zdr: Record<string, boolean> = {};
   for (const family of familyIds) enforce_zdr[family] = gs.some((g) => g.enforce_zdr[family] === true);

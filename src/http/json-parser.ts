@@ -13,7 +13,13 @@ export function installJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser(
     /^application\/([\w.+-]+\+)?json$/,
     { parseAs: "buffer" },
-    (_request, body, done) => {
+    (request, body, done) => {
+      const encoding = request.headers["content-encoding"];
+      if (encoding !== undefined && encoding.toLowerCase() !== "identity") {
+        // Compressed bodies are not decoded; reading them as JSON would give a misleading 400.
+        done(new AppError("unsupported_media_type", { reason: "content_encoding_not_supported" }));
+        return;
+      }
       const buffer = body as Buffer;
       if (buffer.length === 0) {
         done(

@@ -1,5 +1,19 @@
 import type { Catalog } from "../domain/catalog.js";
-import type { Db } from "../storage/schema.js";
+import { newId } from "../domain/ids.js";
+import { insertAuditEntry } from "../storage/audit-repo.js";
+import type { Db, Executor } from "../storage/schema.js";
+
+/**
+ * Counts committed management changes. Caches of derived data (the effective policy of a key) keep
+ * the generation they were computed at and are valid only while it is unchanged, so a change is seen
+ * by the very next request.
+ */
+export class ChangeFeed {
+  generation = 0;
+  bump(): void {
+    this.generation++;
+  }
+}
 
 /** What every service verb needs; built once in main.ts (or by a test) and passed down. */
 export interface ServiceDeps {
@@ -7,6 +21,16 @@ export interface ServiceDeps {
   catalog: Catalog;
   /** The clock is a dependency so tests can move time; domain code receives time as an argument. */
   now: () => Date;
+  changes: ChangeFeed;
+}
+
+export function createServiceDeps(parts: { db: Db; catalog: Catalog; now?: () => Date }): ServiceDeps {
+  return {
+    db: parts.db,
+    catalog: parts.catalog,
+    now: parts.now ?? (() => new Date()),
+    changes: new ChangeFeed(),
+  };
 }
 
 /** The authenticated caller of a request. */
@@ -15,8 +39,50 @@ export interface Principal {
   keyHash: string;
   kind: "management" | "inference";
   workspaceId: string | null;
+  memberUserId?: string | null;
 }
 
 export function isoNow(deps: ServiceDeps): string {
   return deps.now().toISOString();
+}
+
+/**
+ * Runs a management change in one transaction and announces it once committed: bumping only after
+ * the commit means no cache can be filled from the old data under the new generation.
+ */
+export async function inTransaction<T>(deps: ServiceDeps, work: (tx: Executor) => Promise<T>): Promise<T> {
+  const result = await deps.db.transaction().execute(work);
+  deps.changes.bump();
+  return result;
+}
+
+export interface AuditChange {
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  before: unknown;
+  after: unknown;
+}
+
+/**
+ * Records a management change in the caller's transaction: if the entry cannot be written, the
+ * change does not happen either (issue 3, audit log).
+ */
+export async function recordAudit(
+  deps: ServiceDeps,
+  tx: Executor,
+  principal: Principal,
+  change: AuditChange,
+): Promise<void> {
+  await insertAuditEntry(tx, {
+    id: newId(),
+    organization_id: principal.organizationId,
+    actor_key_hash: principal.keyHash,
+    action: change.action,
+    resource_type: change.resource_type,
+    resource_id: change.resource_id,
+    before: change.before === null || change.before === undefined ? null : JSON.stringify(change.before),
+    after: change.after === null || change.after === undefined ? null : JSON.stringify(change.after),
+    created_at: isoNow(deps),
+  });
 }

@@ -1,13 +1,15 @@
-import { conflict, invalidRequest, notFound } from "../domain/errors.js";
+import { conflict, notFound } from "../domain/errors.js";
 import {
   applyGuardrailBody,
   defaultPolicy,
   type Guardrail,
   type GuardrailBody,
   ifMatchSatisfied,
+  presentGuardrail,
   workspaceDefaultName,
 } from "../domain/guardrail.js";
 import { isUuid, newId } from "../domain/ids.js";
+import { deleteKeyAssignments, deleteMemberAssignments } from "../storage/assignment-repo.js";
 import {
   deleteGuardrail,
   findGuardrail,
@@ -17,7 +19,14 @@ import {
 } from "../storage/guardrail-repo.js";
 import type { Executor } from "../storage/schema.js";
 import { findWorkspaceByDefaultGuardrail } from "../storage/workspace-repo.js";
-import { isoNow, type Principal, type ServiceDeps } from "./context.js";
+import {
+  type AuditChange,
+  inTransaction,
+  isoNow,
+  type Principal,
+  recordAudit,
+  type ServiceDeps,
+} from "./context.js";
 import { resolveTargetWorkspace } from "./workspaces.js";
 
 /** Create a guardrail (specification, POST /guardrails; decisions §4–6). */
@@ -43,6 +52,7 @@ export async function createGuardrail(
     updated_at: null,
   };
   await insertGuardrail(db, guardrail);
+  await recordAudit(deps, db, principal, auditOf(deps, "guardrail.create", undefined, guardrail));
   return guardrail;
 }
 
@@ -64,7 +74,7 @@ export async function updateGuardrail(
   options: UpdateOptions = {},
 ): Promise<Guardrail> {
   if (!isUuid(id)) throw notFound();
-  return deps.db.transaction().execute(async (tx) => {
+  return inTransaction(deps, async (tx) => {
     const current = await findGuardrail(tx, principal.organizationId, id);
     if (options.ifMatch !== undefined && !ifMatchSatisfied(options.ifMatch, current)) {
       if (!current && !(await findWorkspaceByDefaultGuardrail(tx, principal.organizationId, id)))
@@ -79,6 +89,7 @@ export async function updateGuardrail(
       if (!(await updateGuardrailIfVersion(tx, next, current.version))) {
         throw conflict("the guardrail was changed by another request at the same time");
       }
+      await recordAudit(deps, tx, principal, auditOf(deps, "guardrail.update", current, next));
       return next;
     }
     const workspace = await findWorkspaceByDefaultGuardrail(tx, principal.organizationId, id);
@@ -104,6 +115,7 @@ export async function updateGuardrail(
       // Another instance materialized it between our read and this insert (primary key clash).
       throw conflict("the workspace default guardrail was created by another request at the same time");
     }
+    await recordAudit(deps, tx, principal, auditOf(deps, "guardrail.update", undefined, created));
     return created;
   });
 }
@@ -123,11 +135,32 @@ export async function listWorkspaceGuardrails(
   return listGuardrails(deps.db, principal.organizationId, ws.id, query);
 }
 
+/** Deletes a guardrail and every assignment that hangs on it, in one transaction (decisions §8). */
 export async function removeGuardrail(deps: ServiceDeps, principal: Principal, id: string): Promise<void> {
   if (!isUuid(id)) throw notFound();
-  if (!(await deleteGuardrail(deps.db, principal.organizationId, id))) throw notFound();
+  await inTransaction(deps, async (tx) => {
+    const current = await findGuardrail(tx, principal.organizationId, id);
+    if (!current) throw notFound();
+    await deleteKeyAssignments(tx, principal.organizationId, { guardrailId: id });
+    await deleteMemberAssignments(tx, principal.organizationId, { guardrailId: id });
+    await deleteGuardrail(tx, principal.organizationId, id);
+    await recordAudit(deps, tx, principal, auditOf(deps, "guardrail.delete", current, undefined));
+  });
 }
 
-export function assertCreatable(body: GuardrailBody): void {
-  if (body.name === undefined) throw invalidRequest([{ path: "/name", message: "is required" }]);
+function auditOf(
+  deps: ServiceDeps,
+  action: string,
+  before: Guardrail | undefined,
+  after: Guardrail | undefined,
+): AuditChange {
+  const families = deps.catalog.familyIds();
+  const subject = (after ?? before) as Guardrail;
+  return {
+    action,
+    resource_type: "guardrail",
+    resource_id: subject.id,
+    before: before ? presentGuardrail(before, families) : null,
+    after: after ? presentGuardrail(after, families) : null,
+  };
 }

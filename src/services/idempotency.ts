@@ -6,7 +6,7 @@ import {
   saveIdempotencyRecord,
 } from "../storage/idempotency-repo.js";
 import type { Executor } from "../storage/schema.js";
-import type { Principal, ServiceDeps } from "./context.js";
+import { inTransaction, type Principal, type ServiceDeps } from "./context.js";
 
 /** How long a response is kept for retries. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -89,14 +89,14 @@ export async function runIdempotent(
   work: (tx: Executor) => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   if (request === undefined) {
-    const response = await deps.db.transaction().execute(work);
+    const response = await inTransaction(deps, work);
     return { ...response, replayed: false };
   }
   checkIdempotencyKey(request.key);
   const keyHash = sha256(request.key);
   const requestHash = sha256(`${request.method} ${request.route}\n${canonicalJson(request.body)}`);
   const key = cipherKey(request.key, principal.organizationId);
-  return deps.db.transaction().execute(async (tx) => {
+  return inTransaction(deps, async (tx) => {
     const now = deps.now();
     const notBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
     const existing = await findIdempotencyRecord(tx, principal.organizationId, keyHash, notBefore);

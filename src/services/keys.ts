@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import { AppError, notFound } from "../domain/errors.js";
+import { invalidRequest, notFound } from "../domain/errors.js";
+import { deleteKeyAssignments } from "../storage/assignment-repo.js";
 import {
   deleteKey,
   findOrganizationKey,
@@ -7,8 +8,9 @@ import {
   type KeyRecord,
   listInferenceKeys,
 } from "../storage/key-repo.js";
+import { findMember } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
-import { isoNow, type Principal, type ServiceDeps } from "./context.js";
+import { inTransaction, isoNow, type Principal, recordAudit, type ServiceDeps } from "./context.js";
 import { resolveTargetWorkspace } from "./workspaces.js";
 
 const SECRET_PREFIX = { management: "sk-gr-mgmt-", inference: "sk-gr-v1-" } as const;
@@ -34,6 +36,20 @@ export interface CreatedKey {
   secret: string;
 }
 
+function newKeyRecord(
+  deps: ServiceDeps,
+  secret: string,
+  fields: Pick<KeyRecord, "organization_id" | "workspace_id" | "kind" | "name" | "member_user_id">,
+): KeyRecord {
+  return {
+    ...fields,
+    hash: hashSecret(secret),
+    label: labelOf(secret),
+    disabled: 0,
+    created_at: isoNow(deps),
+  };
+}
+
 export async function createManagementKey(
   deps: ServiceDeps,
   db: Executor,
@@ -41,16 +57,13 @@ export async function createManagementKey(
   name: string,
   secret: string = generateSecret("management"),
 ): Promise<CreatedKey> {
-  const record: KeyRecord = {
-    hash: hashSecret(secret),
+  const record = newKeyRecord(deps, secret, {
     organization_id: organizationId,
     workspace_id: null,
     kind: "management",
     name,
-    label: labelOf(secret),
-    disabled: 0,
-    created_at: isoNow(deps),
-  };
+    member_user_id: null,
+  });
   await insertKey(db, record);
   return { record, secret };
 }
@@ -58,9 +71,13 @@ export async function createManagementKey(
 export interface CreateKeyInput {
   name: string;
   workspace_id?: string;
+  member_user_id?: string;
 }
 
-/** Creates an inference key in a workspace (the organization's default when none is named). */
+/**
+ * Creates an inference key in a workspace (the organization's default when none is named), owned
+ * by a member of that workspace when one is named.
+ */
 export async function createInferenceKey(
   deps: ServiceDeps,
   db: Executor,
@@ -68,18 +85,31 @@ export async function createInferenceKey(
   input: CreateKeyInput,
 ): Promise<CreatedKey> {
   const workspace = await resolveTargetWorkspace(db, principal, input.workspace_id);
+  if (input.member_user_id !== undefined) {
+    const member = await findMember(db, principal.organizationId, input.member_user_id);
+    if (!member) throw invalidRequest([{ path: "/member_user_id", message: "no such member" }]);
+    if (!member.workspace_ids.includes(workspace.id)) {
+      throw invalidRequest([
+        { path: "/member_user_id", message: "the member does not belong to the key's workspace" },
+      ]);
+    }
+  }
   const secret = generateSecret("inference");
-  const record: KeyRecord = {
-    hash: hashSecret(secret),
+  const record = newKeyRecord(deps, secret, {
     organization_id: principal.organizationId,
     workspace_id: workspace.id,
     kind: "inference",
     name: input.name,
-    label: labelOf(secret),
-    disabled: 0,
-    created_at: isoNow(deps),
-  };
+    member_user_id: input.member_user_id ?? null,
+  });
   await insertKey(db, record);
+  await recordAudit(deps, db, principal, {
+    action: "key.create",
+    resource_type: "key",
+    resource_id: record.hash,
+    before: null,
+    after: presentKey(record),
+  });
   return { record, secret };
 }
 
@@ -89,6 +119,7 @@ export function presentKey(k: KeyRecord): Record<string, unknown> {
     name: k.name,
     label: k.label,
     workspace_id: k.workspace_id,
+    member_user_id: k.member_user_id,
     disabled: k.disabled === 1,
     created_at: k.created_at,
   };
@@ -108,11 +139,20 @@ export async function getKey(deps: ServiceDeps, principal: Principal, hash: stri
   return key;
 }
 
+/** Deletes an inference key and its guardrail assignment, in one transaction. */
 export async function removeKey(deps: ServiceDeps, principal: Principal, hash: string): Promise<void> {
-  await deps.db.transaction().execute(async (tx) => {
+  await inTransaction(deps, async (tx) => {
     const key = await findOrganizationKey(tx, principal.organizationId, hash);
     // Management keys are not managed over HTTP: a caller could lock everyone out.
     if (key?.kind !== "inference") throw notFound();
-    if (!(await deleteKey(tx, principal.organizationId, hash))) throw new AppError("not_found");
+    await deleteKeyAssignments(tx, principal.organizationId, { keyHashes: [hash] });
+    await deleteKey(tx, principal.organizationId, hash);
+    await recordAudit(deps, tx, principal, {
+      action: "key.delete",
+      resource_type: "key",
+      resource_id: hash,
+      before: presentKey(key),
+      after: null,
+    });
   });
 }

@@ -1,7 +1,9 @@
 import { invalidRequest, notFound } from "../domain/errors.js";
 import { newId, workspaceDefaultGuardrailId } from "../domain/ids.js";
+import { deleteKeyAssignments, deleteMemberAssignments } from "../storage/assignment-repo.js";
 import { deleteWorkspaceGuardrails } from "../storage/guardrail-repo.js";
 import { deleteWorkspaceKeys } from "../storage/key-repo.js";
+import { removeWorkspaceFromMembers } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
 import {
   deleteWorkspace,
@@ -12,7 +14,7 @@ import {
   setDefaultWorkspace,
   type Workspace,
 } from "../storage/workspace-repo.js";
-import { isoNow, type Principal, type ServiceDeps } from "./context.js";
+import { inTransaction, isoNow, type Principal, recordAudit, type ServiceDeps } from "./context.js";
 
 export function presentWorkspace(ws: Workspace): Record<string, unknown> {
   return {
@@ -40,6 +42,13 @@ export async function createWorkspace(
     created_at: isoNow(deps),
   };
   await insertWorkspace(db, ws);
+  await recordAudit(deps, db, principal, {
+    action: "workspace.create",
+    resource_type: "workspace",
+    resource_id: ws.id,
+    before: null,
+    after: presentWorkspace(ws),
+  });
   return ws;
 }
 
@@ -58,19 +67,42 @@ export async function listOrganizationWorkspaces(
 }
 
 /**
- * Deletes a workspace with everything it holds (its guardrails, its default guardrail and its
- * inference keys), in one transaction. Deleting the default workspace leaves the organization
- * without one: creates must then name a workspace (specification, create; decisions §4).
+ * Deletes a workspace with everything it holds (its guardrails, its default guardrail, its inference
+ * keys, the assignments hanging on any of them, and its member memberships), in one transaction.
+ * Deleting the default workspace leaves the organization without one: creates must then name a
+ * workspace (specification, create; decisions §4).
  */
 export async function removeWorkspace(deps: ServiceDeps, principal: Principal, id: string): Promise<void> {
-  await deps.db.transaction().execute(async (tx) => {
-    const ws = await findWorkspace(tx, principal.organizationId, id);
+  const org = principal.organizationId;
+  await inTransaction(deps, async (tx) => {
+    const ws = await findWorkspace(tx, org, id);
     if (!ws) throw notFound();
-    await deleteWorkspaceGuardrails(tx, principal.organizationId, id);
-    await deleteWorkspaceKeys(tx, principal.organizationId, id);
-    await deleteWorkspace(tx, principal.organizationId, id);
-    const org = await findOrganization(tx, principal.organizationId);
-    if (org?.default_workspace_id === id) await setDefaultWorkspace(tx, principal.organizationId, null);
+    await deleteKeyAssignments(tx, org, { workspaceId: id });
+    await tx
+      .deleteFrom("key_assignments")
+      .where("organization_id", "=", org)
+      .where("guardrail_id", "in", (eb) =>
+        eb
+          .selectFrom("guardrails")
+          .select("id")
+          .where("organization_id", "=", org)
+          .where("workspace_id", "=", id),
+      )
+      .execute();
+    await deleteMemberAssignments(tx, org, { workspaceId: id });
+    await removeWorkspaceFromMembers(tx, org, id);
+    await deleteWorkspaceGuardrails(tx, org, id);
+    await deleteWorkspaceKeys(tx, org, id);
+    await deleteWorkspace(tx, org, id);
+    const organization = await findOrganization(tx, org);
+    if (organization?.default_workspace_id === id) await setDefaultWorkspace(tx, org, null);
+    await recordAudit(deps, tx, principal, {
+      action: "workspace.delete",
+      resource_type: "workspace",
+      resource_id: id,
+      before: presentWorkspace(ws),
+      after: null,
+    });
   });
 }
 

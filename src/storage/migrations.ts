@@ -90,6 +90,85 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0002_members_assignments_audit": {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable("members")
+        .addColumn("organization_id", "text", (c) => c.notNull().references("organizations.id"))
+        .addColumn("user_id", "text", (c) => c.notNull())
+        .addColumn("name", "text")
+        .addColumn("email", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text")
+        .addPrimaryKeyConstraint("members_pk", ["organization_id", "user_id"])
+        .execute();
+      await db.schema
+        .createTable("member_workspaces")
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("user_id", "text", (c) => c.notNull())
+        .addColumn("workspace_id", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("member_workspaces_pk", ["organization_id", "user_id", "workspace_id"])
+        .execute();
+      await db.schema.alterTable("keys").addColumn("member_user_id", "text").execute();
+      await db.schema
+        .createTable("key_assignments")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("key_hash", "text", (c) => c.notNull().unique())
+        .addColumn("guardrail_id", "text", (c) => c.notNull())
+        .addColumn("assigned_by", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("key_assignments_guardrail")
+        .on("key_assignments")
+        .columns(["organization_id", "guardrail_id", "created_at"])
+        .execute();
+      await db.schema
+        .createTable("member_assignments")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("user_id", "text", (c) => c.notNull())
+        .addColumn("workspace_id", "text", (c) => c.notNull())
+        .addColumn("guardrail_id", "text", (c) => c.notNull())
+        .addColumn("assigned_by", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addUniqueConstraint("member_assignments_one_per_workspace", [
+          "organization_id",
+          "user_id",
+          "workspace_id",
+        ])
+        .execute();
+      await db.schema
+        .createIndex("member_assignments_guardrail")
+        .on("member_assignments")
+        .columns(["organization_id", "guardrail_id", "created_at"])
+        .execute();
+      await db.schema
+        .createTable("audit_log")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("actor_key_hash", "text", (c) => c.notNull())
+        .addColumn("action", "text", (c) => c.notNull())
+        .addColumn("resource_type", "text", (c) => c.notNull())
+        .addColumn("resource_id", "text", (c) => c.notNull())
+        .addColumn("before", "text")
+        .addColumn("after", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("seq", "integer", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("audit_log_org_resource")
+        .on("audit_log")
+        .columns(["organization_id", "resource_id", "seq"])
+        .execute();
+      await db.schema
+        .createIndex("audit_log_org_seq")
+        .on("audit_log")
+        .columns(["organization_id", "seq"])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = {

@@ -26,6 +26,8 @@ export interface KeyTable {
   label: string;
   disabled: number;
   created_at: string;
+  /** The member who owns an inference key, if any. */
+  member_user_id: string | null;
 }
 
 export interface GuardrailTable {
@@ -64,12 +66,65 @@ export interface IdempotencyTable {
   created_at: string;
 }
 
+export interface MemberTable {
+  organization_id: string;
+  user_id: string;
+  name: string | null;
+  email: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface MemberWorkspaceTable {
+  organization_id: string;
+  user_id: string;
+  workspace_id: string;
+}
+
+export interface KeyAssignmentTable {
+  id: string;
+  organization_id: string;
+  key_hash: string;
+  guardrail_id: string;
+  assigned_by: string | null;
+  created_at: string;
+}
+
+export interface MemberAssignmentTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  workspace_id: string;
+  guardrail_id: string;
+  assigned_by: string | null;
+  created_at: string;
+}
+
+export interface AuditTable {
+  id: string;
+  organization_id: string;
+  actor_key_hash: string;
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  before: string | null;
+  after: string | null;
+  created_at: string;
+  /** Order of entries within an organization (timestamps can tie). */
+  seq: number;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   workspaces: WorkspaceTable;
   keys: KeyTable;
   guardrails: GuardrailTable;
   idempotency_keys: IdempotencyTable;
+  members: MemberTable;
+  member_workspaces: MemberWorkspaceTable;
+  key_assignments: KeyAssignmentTable;
+  member_assignments: MemberAssignmentTable;
+  audit_log: AuditTable;
 }
 
 export type Db = Kysely<Database>;

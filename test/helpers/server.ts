@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.js";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
-import type { ServiceDeps } from "../../src/services/context.js";
+import { createServiceDeps, type ServiceDeps } from "../../src/services/context.js";
 import { createOrganization } from "../../src/services/organizations.js";
 import { type DatabaseHandle, openDatabase } from "../../src/storage/database.js";
 
@@ -52,9 +52,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const database = await openDatabase(`sqlite:${dbFile}`, { sqliteSynchronous: "normal" });
   const catalogData = options.catalog ?? loadCatalogFile(options.configFile ?? DEFAULT_CONFIG_FILE);
   const deps = {
-    db: database.db,
-    catalog: new Catalog(catalogData),
-    now: options.now ?? (() => new Date()),
+    ...createServiceDeps({
+      db: database.db,
+      catalog: new Catalog(catalogData),
+      ...(options.now ? { now: options.now } : {}),
+    }),
     ping: database.ping,
     regionBaseUrls: TEST_REGION_BASE_URLS,
     trustForwardedHost: options.trustForwardedHost ?? false,

@@ -1,0 +1,28 @@
+import type { AuditTable, Executor } from "./schema.js";
+
+export type AuditEntry = AuditTable;
+
+/** Appends an entry; seq orders the organization's entries (the caller's transaction makes it unique). */
+export async function insertAuditEntry(db: Executor, entry: Omit<AuditEntry, "seq">): Promise<void> {
+  const last = await db
+    .selectFrom("audit_log")
+    .where("organization_id", "=", entry.organization_id)
+    .select((eb) => eb.fn.max<number>("seq").as("seq"))
+    .executeTakeFirst();
+  await db
+    .insertInto("audit_log")
+    .values({ ...entry, seq: Number(last?.seq ?? 0) + 1 })
+    .execute();
+}
+
+export async function listAuditEntries(
+  db: Executor,
+  organizationId: string,
+  page: { offset: number; limit: number; resourceId?: string },
+): Promise<{ items: AuditEntry[]; total: number }> {
+  let base = db.selectFrom("audit_log").where("organization_id", "=", organizationId);
+  if (page.resourceId !== undefined) base = base.where("resource_id", "=", page.resourceId);
+  const items = await base.selectAll().orderBy("seq", "desc").offset(page.offset).limit(page.limit).execute();
+  const count = await base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return { items, total: Number(count.n) };
+}
