@@ -4,7 +4,11 @@ import { after, before, describe, it } from "node:test";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 /** GET a path with a chosen Host header (fetch does not let a caller set Host). */
-function getWithHost(server: TestServer, path: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+function getWithHost(
+  server: TestServer,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: unknown }> {
   const { port } = new URL(server.origin);
   return new Promise((resolve, reject) => {
     const req = request({ host: "127.0.0.1", port, path, headers }, (res) => {
@@ -53,15 +57,23 @@ describe("ingress region (decisions §1)", () => {
   });
 
   it("X-Forwarded-Host is ignored unless the operator trusts it (decisions §1)", async () => {
-    const ignored = await getWithHost(server, "/healthz", { host: "global.test", "x-forwarded-host": "eu.test" });
+    const ignored = await getWithHost(server, "/healthz", {
+      host: "global.test",
+      "x-forwarded-host": "eu.test",
+    });
     assert.deepEqual(ignored.body, { status: "ok", ingress_region: "global" });
-    const trusted = await getWithHost(trusting, "/healthz", { host: "global.test", "x-forwarded-host": "us.test, proxy.internal" });
+    const trusted = await getWithHost(trusting, "/healthz", {
+      host: "global.test",
+      "x-forwarded-host": "us.test, proxy.internal",
+    });
     assert.deepEqual(trusted.body, { status: "ok", ingress_region: "us" });
   });
 
   it("every endpoint lives under /api/v1: the same path without the prefix is 404 (decisions §1)", async () => {
     const org = await server.newOrg();
-    const res = await fetch(`${server.origin}/guardrails`, { headers: { authorization: `Bearer ${org.key}` } });
+    const res = await fetch(`${server.origin}/guardrails`, {
+      headers: { authorization: `Bearer ${org.key}` },
+    });
     assert.equal(res.status, 404);
     assert.deepEqual(await res.json(), { error: { code: 404, message: "Resource not found" } });
   });
