@@ -11,14 +11,24 @@ export async function authenticate(deps: ServiceDeps, header: string | undefined
   if (header === undefined || header.trim() === "") throw new AppError("missing_authentication");
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!match?.[1] || match[1].length > 512) throw new AppError("invalid_api_key");
-  const key = await findKeyByHash(deps.db, hashSecret(match[1]));
-  if (!key || key.disabled === 1) throw new AppError("invalid_api_key");
-  return {
-    organizationId: key.organization_id,
-    keyHash: key.hash,
-    kind: key.kind,
-    workspaceId: key.workspace_id,
-  };
+  const hash = hashSecret(match[1]);
+  const principal = await deps.caches.principals.getOrCompute(
+    hash,
+    async () => {
+      const key = await findKeyByHash(deps.db, hash);
+      if (!key || key.disabled === 1) return null;
+      return {
+        organizationId: key.organization_id,
+        keyHash: key.hash,
+        kind: key.kind,
+        workspaceId: key.workspace_id,
+        memberUserId: key.member_user_id,
+      };
+    },
+    (found) => found !== null,
+  );
+  if (!principal) throw new AppError("invalid_api_key");
+  return principal;
 }
 
 export function requireManagement(principal: Principal): void {

@@ -2,6 +2,8 @@ import type { Catalog } from "../domain/catalog.js";
 import { newId } from "../domain/ids.js";
 import { insertAuditEntry } from "../storage/audit-repo.js";
 import type { Db, Executor } from "../storage/schema.js";
+import type { KeyPolicy } from "./effective-policy.js";
+import { GenerationCache } from "./generation-cache.js";
 
 /**
  * Counts committed management changes. Caches of derived data (the effective policy of a key) keep
@@ -22,14 +24,21 @@ export interface ServiceDeps {
   /** The clock is a dependency so tests can move time; domain code receives time as an argument. */
   now: () => Date;
   changes: ChangeFeed;
+  /** Warm caches of the hot path, valid while the change generation is unchanged. */
+  caches: {
+    principals: GenerationCache<Principal | null>;
+    keyPolicies: GenerationCache<KeyPolicy | null>;
+  };
 }
 
 export function createServiceDeps(parts: { db: Db; catalog: Catalog; now?: () => Date }): ServiceDeps {
+  const changes = new ChangeFeed();
   return {
     db: parts.db,
     catalog: parts.catalog,
     now: parts.now ?? (() => new Date()),
-    changes: new ChangeFeed(),
+    changes,
+    caches: { principals: new GenerationCache(changes), keyPolicies: new GenerationCache(changes) },
   };
 }
 

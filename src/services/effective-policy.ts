@@ -1,0 +1,80 @@
+import { type BudgetWindow, budgetWindow } from "../domain/budget-window.js";
+import type { Guardrail } from "../domain/guardrail.js";
+import { workspaceDefaultGuardrailId } from "../domain/ids.js";
+import {
+  type AppliedGuardrail,
+  type BudgetLayer,
+  combinePolicies,
+  type EffectivePolicy,
+} from "../domain/policy.js";
+import { findKeyGuardrailIds } from "../storage/assignment-repo.js";
+import { findGuardrail } from "../storage/guardrail-repo.js";
+import { findKeyByHash, type KeyRecord } from "../storage/key-repo.js";
+import type { ServiceDeps } from "./context.js";
+
+export interface KeyPolicy {
+  key: KeyRecord;
+  applied: AppliedGuardrail[];
+  policy: EffectivePolicy;
+}
+
+/** Loads the guardrails that apply to a key, in layer order (decisions §9). */
+async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGuardrail[]> {
+  if (key.workspace_id === null) return [];
+  const org = key.organization_id;
+  const member = key.member_user_id ? { userId: key.member_user_id, workspaceId: key.workspace_id } : null;
+  const ids = await findKeyGuardrailIds(deps.db, org, key.hash, member);
+  const wanted: [AppliedGuardrail["layer"], string | undefined][] = [
+    ["workspace_default", workspaceDefaultGuardrailId(key.workspace_id)],
+    ["member", ids.member],
+    ["key", ids.key],
+  ];
+  const applied: AppliedGuardrail[] = [];
+  for (const [layer, id] of wanted) {
+    if (id === undefined) continue;
+    const guardrail: Guardrail | undefined = await findGuardrail(deps.db, org, id);
+    // The workspace default applies only once materialized (decisions §9).
+    if (guardrail) applied.push({ layer, guardrail });
+  }
+  return applied;
+}
+
+/**
+ * The effective policy of an inference key, from the warm cache when nothing changed since it was
+ * computed (issue 3, freshness). Undefined for an unknown or disabled key.
+ */
+export async function resolveKeyPolicy(deps: ServiceDeps, keyHash: string): Promise<KeyPolicy | undefined> {
+  const result = await deps.caches.keyPolicies.getOrCompute(
+    keyHash,
+    async () => {
+      const key = await findKeyByHash(deps.db, keyHash);
+      if (!key || key.kind !== "inference" || key.disabled === 1) return null;
+      const applied = await loadApplied(deps, key);
+      return {
+        key,
+        applied,
+        policy: combinePolicies(applied, deps.catalog.familyIds(), key.member_user_id !== null),
+      };
+    },
+    (found) => found !== null,
+  );
+  return result ?? undefined;
+}
+
+/** Synchronous warm-cache lookup, for the hot path and its benchmark. */
+export function cachedKeyPolicy(deps: ServiceDeps, keyHash: string): KeyPolicy | null | undefined {
+  return deps.caches.keyPolicies.get(keyHash);
+}
+
+export interface BudgetStatus extends BudgetLayer {
+  window: BudgetWindow;
+  spent_micros: number;
+}
+
+/**
+ * Each budget layer with its current window. Spend stays 0 until the gateway records it in the
+ * ledger (issue 4); the window arithmetic is final.
+ */
+export function budgetStatuses(policy: EffectivePolicy, now: Date): BudgetStatus[] {
+  return policy.budgets.map((b) => ({ ...b, window: budgetWindow(b.reset_interval, now), spent_micros: 0 }));
+}

@@ -1,0 +1,191 @@
+import { invalidRequest, notFound } from "../domain/errors.js";
+import { deleteKeyAssignments, deleteMemberAssignments } from "../storage/assignment-repo.js";
+import {
+  deleteMember,
+  findMember,
+  insertMember,
+  listMembers,
+  type Member,
+  setMemberWorkspaces,
+  updateMemberFields,
+} from "../storage/member-repo.js";
+import type { Executor } from "../storage/schema.js";
+import { findOrganization, findWorkspace } from "../storage/workspace-repo.js";
+import { inTransaction, isoNow, type Principal, recordAudit, type ServiceDeps } from "./context.js";
+
+export interface MemberInput {
+  user_id: string;
+  name?: string | null;
+  email?: string | null;
+  workspace_ids?: string[];
+}
+
+export interface MemberPatch {
+  name?: string | null;
+  email?: string | null;
+  workspace_ids?: string[];
+}
+
+export function presentMember(m: Member): Record<string, unknown> {
+  return {
+    user_id: m.user_id,
+    organization_id: m.organization_id,
+    name: m.name,
+    email: m.email,
+    workspace_ids: m.workspace_ids,
+    created_at: m.created_at,
+    updated_at: m.updated_at,
+  };
+}
+
+/**
+ * The workspaces a member belongs to: those asked for, checked to exist in the organization, plus
+ * the default workspace while it exists (issue 3, members).
+ */
+async function memberWorkspaces(
+  db: Executor,
+  principal: Principal,
+  requested: string[] | undefined,
+): Promise<string[]> {
+  const ids = new Set<string>();
+  for (const [i, id] of (requested ?? []).entries()) {
+    if (!(await findWorkspace(db, principal.organizationId, id))) {
+      throw invalidRequest([{ path: `/workspace_ids/${i}`, message: "no such workspace" }]);
+    }
+    ids.add(id);
+  }
+  const org = await findOrganization(db, principal.organizationId);
+  if (org?.default_workspace_id) ids.add(org.default_workspace_id);
+  return [...ids].sort();
+}
+
+export async function createMember(
+  deps: ServiceDeps,
+  db: Executor,
+  principal: Principal,
+  input: MemberInput,
+): Promise<Member> {
+  if (await findMember(db, principal.organizationId, input.user_id)) {
+    throw invalidRequest([{ path: "/user_id", message: "a member with this user_id exists already" }]);
+  }
+  const workspaceIds = await memberWorkspaces(db, principal, input.workspace_ids);
+  const row = {
+    organization_id: principal.organizationId,
+    user_id: input.user_id,
+    name: input.name ?? null,
+    email: input.email ?? null,
+    created_at: isoNow(deps),
+    updated_at: null,
+  };
+  await insertMember(db, row, workspaceIds);
+  const member = { ...row, workspace_ids: workspaceIds };
+  await recordAudit(deps, db, principal, {
+    action: "member.create",
+    resource_type: "member",
+    resource_id: input.user_id,
+    before: null,
+    after: presentMember(member),
+  });
+  return member;
+}
+
+export async function getMember(deps: ServiceDeps, principal: Principal, userId: string): Promise<Member> {
+  const member = await findMember(deps.db, principal.organizationId, userId);
+  if (!member) throw notFound();
+  return member;
+}
+
+export async function listOrganizationMembers(
+  deps: ServiceDeps,
+  principal: Principal,
+  page: { offset: number; limit: number },
+) {
+  return listMembers(deps.db, principal.organizationId, page);
+}
+
+/**
+ * Updates a member. Leaving a workspace drops the member's guardrail assignment there; a member
+ * who still owns keys in a workspace cannot leave it (the keys would escape the member's guardrail).
+ */
+export async function updateMember(
+  deps: ServiceDeps,
+  principal: Principal,
+  userId: string,
+  patch: MemberPatch,
+): Promise<Member> {
+  const org = principal.organizationId;
+  return inTransaction(deps, async (tx) => {
+    const current = await findMember(tx, org, userId);
+    if (!current) throw notFound();
+    let workspaceIds = current.workspace_ids;
+    if (patch.workspace_ids !== undefined) {
+      workspaceIds = await memberWorkspaces(tx, principal, patch.workspace_ids);
+      const leaving = current.workspace_ids.filter((w) => !workspaceIds.includes(w));
+      for (const ws of leaving) {
+        const owned = await tx
+          .selectFrom("keys")
+          .select("hash")
+          .where("organization_id", "=", org)
+          .where("workspace_id", "=", ws)
+          .where("member_user_id", "=", userId)
+          .executeTakeFirst();
+        if (owned) {
+          throw invalidRequest([
+            {
+              path: "/workspace_ids",
+              message: `the member still owns keys in workspace ${ws}; delete them first`,
+            },
+          ]);
+        }
+        await deleteMemberAssignments(tx, org, { userIds: [userId], workspaceId: ws });
+      }
+      await setMemberWorkspaces(tx, org, userId, workspaceIds);
+    }
+    const fields = {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.email !== undefined ? { email: patch.email } : {}),
+      updated_at: isoNow(deps),
+    };
+    await updateMemberFields(tx, org, userId, fields);
+    const next: Member = { ...current, ...fields, workspace_ids: workspaceIds };
+    await recordAudit(deps, tx, principal, {
+      action: "member.update",
+      resource_type: "member",
+      resource_id: userId,
+      before: presentMember(current),
+      after: presentMember(next),
+    });
+    return next;
+  });
+}
+
+/**
+ * Deletes a member with the keys the member owns and every assignment hanging on either, in one
+ * transaction: a departed member's keys must stop working, not escape the member's guardrail.
+ */
+export async function removeMember(deps: ServiceDeps, principal: Principal, userId: string): Promise<void> {
+  const org = principal.organizationId;
+  await inTransaction(deps, async (tx) => {
+    const current = await findMember(tx, org, userId);
+    if (!current) throw notFound();
+    const keys = await tx
+      .selectFrom("keys")
+      .select("hash")
+      .where("organization_id", "=", org)
+      .where("member_user_id", "=", userId)
+      .execute();
+    const hashes = keys.map((k) => k.hash);
+    await deleteKeyAssignments(tx, org, { keyHashes: hashes });
+    if (hashes.length > 0)
+      await tx.deleteFrom("keys").where("organization_id", "=", org).where("hash", "in", hashes).execute();
+    await deleteMemberAssignments(tx, org, { userIds: [userId] });
+    await deleteMember(tx, org, userId);
+    await recordAudit(deps, tx, principal, {
+      action: "member.delete",
+      resource_type: "member",
+      resource_id: userId,
+      before: { ...presentMember(current), deleted_key_hashes: hashes },
+      after: null,
+    });
+  });
+}
