@@ -9,9 +9,13 @@ import { installAuth } from "./http/auth.js";
 import { installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
 import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
+import { assignmentRoutes } from "./http/routes/assignments.js";
+import { auditLogRoutes } from "./http/routes/audit-log.js";
+import { currentKeyRoutes } from "./http/routes/current-key.js";
 import { guardrailRoutes } from "./http/routes/guardrails.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { keyRoutes } from "./http/routes/keys.js";
+import { memberRoutes } from "./http/routes/members.js";
 import { modelRoutes } from "./http/routes/models.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
 import { ErrorBody } from "./http/schemas/common.js";
@@ -113,6 +117,10 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   guardrailRoutes(app, deps);
   workspaceRoutes(app, deps);
   keyRoutes(app, deps);
+  memberRoutes(app, deps);
+  assignmentRoutes(app, deps);
+  currentKeyRoutes(app, deps);
+  auditLogRoutes(app, deps);
   app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
   await app.ready();

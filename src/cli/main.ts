@@ -4,7 +4,7 @@ import { loadConfig } from "../config.js";
 import { Catalog } from "../domain/catalog.js";
 import { AppError, type Issue } from "../domain/errors.js";
 import { startServer } from "../main.js";
-import { createServiceDeps, type ServiceDeps } from "../services/context.js";
+import { createServiceDeps, inTransaction, type ServiceDeps } from "../services/context.js";
 import { createInferenceKey, createManagementKey } from "../services/keys.js";
 import { bootstrap, createOrganization } from "../services/organizations.js";
 import { openDatabase } from "../storage/database.js";
@@ -14,7 +14,8 @@ const USAGE = `Usage: guardrails <command>
 Commands:
   serve                                   start the service (the default)
   keys create --management [--name N]     create a management key of the default organization
-  keys create --workspace <id> [--name N] create an inference key in a workspace
+  keys create --workspace <id> [--member <user_id>] [--name N]
+                                          create an inference key in a workspace, owned by a member
   organizations create --name <name>      create an organization; prints its first management key
 
 Configuration comes from the environment (see docs/configuration.md): DATABASE_URL, PORT, HOST, ...
@@ -51,7 +52,12 @@ async function serve(): Promise<void> {
 async function keysCreate(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { management: { type: "boolean" }, workspace: { type: "string" }, name: { type: "string" } },
+    options: {
+      management: { type: "boolean" },
+      workspace: { type: "string" },
+      member: { type: "string" },
+      name: { type: "string" },
+    },
   });
   if ((values.management === true) === (values.workspace !== undefined)) {
     throw new Error("keys create needs exactly one of --management or --workspace <id>");
@@ -62,8 +68,12 @@ async function keysCreate(args: string[]): Promise<void> {
         .secret;
     }
     const principal = { organizationId, keyHash: "cli", kind: "management" as const, workspaceId: null };
-    const input = { name: values.name ?? "CLI inference key", workspace_id: values.workspace as string };
-    return (await createInferenceKey(deps, deps.db, principal, input)).secret;
+    const input = {
+      name: values.name ?? "CLI inference key",
+      workspace_id: values.workspace as string,
+      ...(values.member !== undefined ? { member_user_id: values.member } : {}),
+    };
+    return (await inTransaction(deps, (tx) => createInferenceKey(deps, tx, principal, input))).secret;
   });
   console.log(secret);
 }

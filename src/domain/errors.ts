@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   missing_authentication: { status: 401, message: "Missing Authentication header" },
   invalid_api_key: { status: 401, message: "Invalid API key" },
   management_key_required: { status: 403, message: "Only management keys can perform this operation" },
+  inference_key_required: { status: 403, message: "Only inference keys can perform this operation" },
   not_found: { status: 404, message: "Resource not found" },
   method_not_allowed: { status: 405, message: "Method not allowed" },
   conflict: { status: 409, message: "Resource conflict. Please try again later." },

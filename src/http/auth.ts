@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { authenticate, requireManagement } from "../services/authenticate.js";
+import { authenticate, requireInference, requireManagement } from "../services/authenticate.js";
 import type { Principal, ServiceDeps } from "../services/context.js";
 
 export type AuthRequirement = "management" | "inference" | "none";
@@ -25,6 +25,7 @@ export function installAuth(app: FastifyInstance, deps: ServiceDeps): void {
     if (requirement === "none") return;
     const principal = await authenticate(deps, request.headers.authorization);
     if (requirement === "management") requireManagement(principal);
+    if (requirement === "inference") requireInference(principal);
     request.principal = principal;
   });
 }

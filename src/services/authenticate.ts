@@ -34,3 +34,8 @@ export async function authenticate(deps: ServiceDeps, header: string | undefined
 export function requireManagement(principal: Principal): void {
   if (principal.kind !== "management") throw new AppError("management_key_required");
 }
+
+/** Model requests and the key's own view are for inference keys (decisions §2). */
+export function requireInference(principal: Principal): void {
+  if (principal.kind !== "inference") throw new AppError("inference_key_required");
+}

@@ -2,7 +2,14 @@ import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
 import { runIdempotent } from "../../services/idempotency.js";
-import { createInferenceKey, getKey, listKeys, presentKey, removeKey } from "../../services/keys.js";
+import {
+  type CreateKeyInput,
+  createInferenceKey,
+  getKey,
+  listKeys,
+  presentKey,
+  removeKey,
+} from "../../services/keys.js";
 import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
@@ -12,11 +19,22 @@ const Key = Type.Object({
   name: Type.String(),
   label: Type.String({ description: "The secret's prefix and last characters, to recognise it." }),
   workspace_id: Uuid,
+  member_user_id: Type.Union([Type.String(), Type.Null()]),
   disabled: Type.Boolean(),
   created_at: Type.String({ format: "date-time" }),
 });
 const CreateKeyBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200 }), workspace_id: Type.Optional(Uuid) },
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    workspace_id: Type.Optional(Uuid),
+    member_user_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "The member who owns the key; must belong to the key's workspace.",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 const CreatedKey = Type.Object({
@@ -49,12 +67,7 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     async (request, reply) => {
       const principal = principalOf(request);
       const stored = await runIdempotent(deps, principal, idempotencyOf(request), async (tx) => {
-        const created = await createInferenceKey(
-          deps,
-          tx,
-          principal,
-          request.body as { name: string; workspace_id?: string },
-        );
+        const created = await createInferenceKey(deps, tx, principal, request.body as CreateKeyInput);
         return {
           status: 201,
           headers: { location: `/api/v1/keys/${created.record.hash}` },

@@ -1,0 +1,53 @@
+import type { FastifyInstance } from "fastify";
+import Type from "typebox";
+import type { ServiceDeps } from "../../services/context.js";
+import { listAuditEntries } from "../../storage/audit-repo.js";
+import { principalOf } from "../auth.js";
+import { errorResponses, Pagination, page } from "../schemas/common.js";
+
+const AuditQuery = Type.Object(
+  { ...Pagination.properties, resource_id: Type.Optional(Type.String({ maxLength: 200 })) },
+  { additionalProperties: false },
+);
+
+function parse(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+/** GET /api/v1/audit-log: every management change of the organization, newest first. */
+export function auditLogRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+  app.get(
+    "/api/v1/audit-log",
+    {
+      config: { auth: "management" },
+      schema: {
+        tags: ["Audit log"],
+        summary: "Management changes, newest first",
+        description:
+          "Each entry names the acting key's hash, the time, and the before and after values. Filter with resource_id.",
+        querystring: AuditQuery,
+        response: errorResponses(400, 401, 403),
+      },
+    },
+    async (request) => {
+      const query = request.query as { offset?: number; limit?: number; resource_id?: string };
+      const result = await listAuditEntries(deps.db, principalOf(request).organizationId, {
+        ...page(query),
+        ...(query.resource_id !== undefined ? { resourceId: query.resource_id } : {}),
+      });
+      return {
+        data: result.items.map((e) => ({
+          id: e.id,
+          action: e.action,
+          resource_type: e.resource_type,
+          resource_id: e.resource_id,
+          actor_key_hash: e.actor_key_hash,
+          before: parse(e.before),
+          after: parse(e.after),
+          created_at: e.created_at,
+        })),
+        total_count: result.total,
+      };
+    },
+  );
+}

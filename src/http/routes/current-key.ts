@@ -1,0 +1,77 @@
+import type { FastifyInstance } from "fastify";
+import { builtinLabel } from "../../domain/content-filters.js";
+import { AppError } from "../../domain/errors.js";
+import { presentGuardrail } from "../../domain/guardrail.js";
+import { microsToUsd } from "../../domain/money.js";
+import type { EffectivePolicy } from "../../domain/policy.js";
+import type { ServiceDeps } from "../../services/context.js";
+import { budgetStatuses, resolveKeyPolicy } from "../../services/effective-policy.js";
+import { principalOf } from "../auth.js";
+import { errorResponses } from "../schemas/common.js";
+
+function presentPolicy(p: EffectivePolicy, familyIds: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    allowed_data_regions: p.allowed_data_regions,
+    allowed_models: p.allowed_models,
+    allowed_providers: p.allowed_providers,
+    ignored_models: p.ignored_models,
+    ignored_providers: p.ignored_providers,
+    enable_free_model_publication: p.enable_free_model_publication,
+    enable_free_model_training: p.enable_free_model_training,
+    enable_paid_model_training: p.enable_paid_model_training,
+    content_filter_builtins: p.content_filter_builtins.map((f) => ({ ...f, label: builtinLabel(f.slug) })),
+    content_filters: p.content_filters,
+  };
+  for (const family of familyIds) out[`enforce_zdr_${family}`] = p.enforce_zdr[family] ?? false;
+  return out;
+}
+
+/** GET /api/v1/key: the calling inference key, the guardrails that govern it and its effective policy. */
+export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+  const families = deps.catalog.familyIds();
+  app.get(
+    "/api/v1/key",
+    {
+      config: { auth: "inference" },
+      schema: {
+        tags: ["Keys"],
+        summary: "The calling inference key and its effective policy",
+        description:
+          "Lists the guardrails that apply (workspace default, member, key) with their layer, the combined policy, the effective allowed regions, and each budget layer with its current UTC window.",
+        response: errorResponses(401, 403),
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const resolved = await resolveKeyPolicy(deps, principal.keyHash);
+      if (!resolved) throw new AppError("invalid_api_key");
+      const { key, applied, policy } = resolved;
+      const now = deps.now();
+      return {
+        data: {
+          hash: key.hash,
+          name: key.name,
+          label: key.label,
+          organization_id: key.organization_id,
+          workspace_id: key.workspace_id,
+          member_user_id: key.member_user_id,
+          guardrails: applied.map((a) => ({ layer: a.layer, ...presentGuardrail(a.guardrail, families) })),
+          allowed_data_regions: policy.allowed_data_regions,
+          effective_policy: presentPolicy(policy, families),
+          budgets: budgetStatuses(policy, now).map((b) => ({
+            guardrail_id: b.guardrail_id,
+            layer: b.layer,
+            scope: b.scope,
+            reset_interval: b.reset_interval,
+            include_byok_in_budgets: b.include_byok_in_budgets,
+            limit_usd: microsToUsd(b.limit_micros),
+            spent_usd: microsToUsd(b.spent_micros),
+            remaining_usd: microsToUsd(b.limit_micros - b.spent_micros),
+            window_start: b.window.start.toISOString(),
+            resets_at: b.window.resetsAt.toISOString(),
+          })),
+        },
+      };
+    },
+  );
+}
