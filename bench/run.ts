@@ -1,0 +1,239 @@
+/**
+ * `npm run bench`: POST create and PATCH update of guardrails under autocannon (50 connections),
+ * beside a baseline measured in the same run — a bare Fastify route inserting/updating a row of the
+ * same size with better-sqlite3. Each server runs in its own child process, started the same way, so
+ * the load generator never shares the server's event loop. A report, not a test: always exits 0.
+ *
+ * Environment: BENCH_DURATION (seconds measured per scenario, default 8), BENCH_WARMUP (default 2),
+ * BENCH_CONNECTIONS (default 50), BENCH_CPU_PROF (a folder: the server children write --cpu-prof
+ * profiles there).
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { createBody, type ReadyMessage, updateBodies } from "./shared.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const TARGET_RATIO = 0.6;
+const TARGET_P99_MS = 20;
+const UPDATE_TARGETS = 200;
+
+function seconds(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === "" ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number of seconds`);
+  return value;
+}
+
+const DURATION = seconds("BENCH_DURATION", 8);
+const WARMUP = seconds("BENCH_WARMUP", 2);
+const CONNECTIONS = Math.round(seconds("BENCH_CONNECTIONS", 50));
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+
+interface ServerChild {
+  name: string;
+  origin: string;
+  headers: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Starts bench/servers/<name>.ts in its own Node process and waits until it listens. */
+async function startServer(name: "service" | "baseline"): Promise<ServerChild> {
+  const execArgv = ["--import", "tsx"];
+  // One folder per server: the tsx loader thread writes a profile of its own beside the main thread's.
+  if (CPU_PROF) execArgv.push("--cpu-prof", `--cpu-prof-dir=${resolve(CPU_PROF, name)}`);
+  const child: ChildProcess = fork(resolve(HERE, "servers", `${name}.ts`), [], {
+    execArgv,
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const ready = await new Promise<ReadyMessage>((resolveReady, reject) => {
+    child.once("message", (m) => resolveReady(m as ReadyMessage));
+    child.once("exit", (code) => reject(new Error(`${name} server exited (${code}) before it was ready`)));
+  });
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (ready.key) headers.authorization = `Bearer ${ready.key}`;
+  return {
+    name,
+    origin: ready.origin,
+    headers,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once("exit", () => done());
+        child.send({ type: "stop" });
+      }),
+  };
+}
+
+interface Measured {
+  scenario: string;
+  server: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  statuses: string;
+}
+
+type Load = Pick<autocannon.Options, "method" | "body" | "requests" | "idReplacement"> & { path: string };
+
+async function drive(server: ServerChild, load: Load, duration: number): Promise<autocannon.Result> {
+  const { path, ...rest } = load;
+  return autocannon({
+    url: `${server.origin}${path}`,
+    connections: CONNECTIONS,
+    duration,
+    headers: server.headers,
+    ...rest,
+  });
+}
+
+/** Warms up, then measures one scenario against one server. */
+async function measure(scenario: string, server: ServerChild, load: Load): Promise<Measured> {
+  await drive(server, load, WARMUP);
+  const r = await drive(server, load, DURATION);
+  const statuses = Object.entries(r.statusCodeStats ?? {})
+    .map(([code, s]) => `${code}×${s.count ?? 0}`)
+    .join(" ");
+  return {
+    scenario,
+    server: server.name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    statuses,
+  };
+}
+
+/** POSTs `count` guardrails and returns their ids (the PATCH targets). */
+async function seed(server: ServerChild, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const body = JSON.stringify(createBody()).replace("[<id>]", `seed-${i}`);
+    const res = await fetch(`${server.origin}/api/v1/guardrails`, {
+      method: "POST",
+      headers: server.headers,
+      body,
+    });
+    const json = (await res.json()) as { data?: { id?: string } };
+    if (res.status !== 201 || typeof json.data?.id !== "string") {
+      throw new Error(`${server.name}: seeding POST answered ${res.status}: ${JSON.stringify(json)}`);
+    }
+    ids.push(json.data.id);
+  }
+  return ids;
+}
+
+function createLoad(): Load {
+  return {
+    path: "/api/v1/guardrails",
+    method: "POST",
+    body: JSON.stringify(createBody()),
+    idReplacement: true,
+  };
+}
+
+/** PATCHes the seeded guardrails round-robin, rotating the body, without If-Match. */
+function updateLoad(ids: string[]): Load {
+  const bodies = updateBodies(16);
+  let n = 0;
+  return {
+    path: "/api/v1/guardrails",
+    requests: [
+      {
+        method: "PATCH",
+        setupRequest: (request) => {
+          const i = n++;
+          return {
+            ...request,
+            path: `/api/v1/guardrails/${ids[i % ids.length]}`,
+            body: bodies[i % bodies.length],
+          };
+        },
+      },
+    ],
+  };
+}
+
+async function runAgainst(name: "service" | "baseline"): Promise<Measured[]> {
+  const server = await startServer(name);
+  try {
+    const create = await measure("create", server, createLoad());
+    const ids = await seed(server, UPDATE_TARGETS);
+    const update = await measure("update", server, updateLoad(ids));
+    return [create, update];
+  } finally {
+    await server.stop();
+  }
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width);
+}
+
+function printReport(baseline: Measured[], service: Measured[]): void {
+  const columns = ["scenario", "server", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors", "ratio", "target"];
+  const widths = [9, 9, 9, 7, 7, 8, 7, 6, 40];
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => pad(c, widths[i] ?? 8, i >= 2 && i <= 7))
+      .join("  ")
+      .trimEnd();
+  console.log(
+    `\nguardrails bench: ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s measured per row, Node ${process.version}\n`,
+  );
+  console.log(line(columns));
+  console.log(line(widths.map((w) => "-".repeat(w))));
+  let allMet = true;
+  for (const s of service) {
+    const b = baseline.find((m) => m.scenario === s.scenario);
+    if (!b) continue;
+    const ratio = b.rps > 0 ? s.rps / b.rps : 0;
+    const ratioOk = ratio >= TARGET_RATIO;
+    const p99Ok = s.p99 <= TARGET_P99_MS;
+    const clean = s.non2xx === 0 && s.errors === 0;
+    allMet &&= ratioOk && p99Ok && clean;
+    const verdict = [
+      `ratio ${ratioOk ? "ok" : "MISSED"} (≥${TARGET_RATIO})`,
+      `p99 ${p99Ok ? "ok" : "MISSED"} (≤${TARGET_P99_MS})`,
+      ...(clean ? [] : ["NON-2XX/ERRORS"]),
+    ].join(", ");
+    for (const [m, r, v] of [
+      [b, "1.00", ""],
+      [s, ratio.toFixed(2), verdict],
+    ] as const) {
+      console.log(
+        line([
+          m.scenario,
+          m.server,
+          m.rps.toFixed(0),
+          m.p50.toFixed(1),
+          m.p99.toFixed(1),
+          String(m.non2xx),
+          String(m.errors),
+          r,
+          v,
+        ]),
+      );
+    }
+  }
+  console.log("\nstatus codes:");
+  for (const m of [...baseline, ...service]) console.log(`  ${m.scenario}/${m.server}: ${m.statuses || "-"}`);
+  console.log(
+    `\nresult: ${allMet ? "all targets met" : "TARGETS MISSED"} (create and update ≥ ${TARGET_RATIO}× baseline req/s, p99 ≤ ${TARGET_P99_MS} ms, no non-2xx)`,
+  );
+  if (CPU_PROF) console.log(`cpu profiles of the server processes: ${resolve(CPU_PROF)}`);
+}
+
+try {
+  const baseline = await runAgainst("baseline");
+  const service = await runAgainst("service");
+  printReport(baseline, service);
+} catch (err) {
+  console.error(`bench failed: ${err instanceof Error ? err.stack : String(err)}`);
+}
+process.exit(0);

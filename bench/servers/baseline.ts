@@ -1,0 +1,101 @@
+/**
+ * The baseline: a bare Fastify app whose POST inserts a guardrail-sized row (same columns, same JSON
+ * text) with one prepared better-sqlite3 statement, and whose PATCH updates one by id. Same file
+ * setup and pragmas as src/storage/database.ts; no auth, validation, audit or transactions.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import Fastify from "fastify";
+import { serveChild } from "../shared.js";
+
+const dir = mkdtempSync(join(tmpdir(), "guardrails-baseline-"));
+const sqlite = new SqliteDatabase(join(dir, "baseline.db"));
+sqlite.pragma("journal_mode = WAL");
+sqlite.pragma("synchronous = NORMAL");
+sqlite.pragma("foreign_keys = ON");
+sqlite.pragma("busy_timeout = 5000");
+sqlite.exec(`
+  CREATE TABLE guardrails (
+    id text PRIMARY KEY, organization_id text NOT NULL, workspace_id text NOT NULL, name text NOT NULL,
+    description text, allowed_data_regions text, allowed_models text, allowed_providers text,
+    ignored_models text, ignored_providers text, content_filter_builtins text, content_filters text,
+    enable_free_model_publication integer NOT NULL, enable_free_model_training integer NOT NULL,
+    enable_paid_model_training integer NOT NULL, enforce_zdr text NOT NULL,
+    include_byok_in_budgets integer NOT NULL, limit_micros bigint, reset_interval text,
+    is_workspace_default integer NOT NULL, version integer NOT NULL, created_at text NOT NULL,
+    updated_at text
+  );
+  CREATE INDEX guardrails_org_ws ON guardrails (organization_id, workspace_id, created_at);
+`);
+
+const ORG = randomUUID();
+const WORKSPACE = randomUUID();
+const ENFORCE_ZDR = JSON.stringify({ vendor_a: false, vendor_b: false, vendor_c: false, vendor_d: false });
+
+const insert = sqlite.prepare(`
+  INSERT INTO guardrails VALUES (
+    @id, @organization_id, @workspace_id, @name, @description, NULL, @allowed_models, NULL, NULL, NULL,
+    @content_filter_builtins, NULL, 0, 0, 1, @enforce_zdr, 0, @limit_micros, @reset_interval, 0, 1,
+    @created_at, NULL
+  )`);
+const update = sqlite.prepare(`
+  UPDATE guardrails SET description = @description, allowed_models = @allowed_models,
+    limit_micros = @limit_micros, reset_interval = @reset_interval, version = version + 1,
+    updated_at = @updated_at
+  WHERE id = @id RETURNING *`);
+
+interface Body {
+  name?: string;
+  description?: string;
+  allowed_models?: string[];
+  content_filter_builtins?: unknown[];
+  limit_usd?: number;
+  reset_interval?: string;
+}
+
+const app = Fastify({ logger: false });
+
+app.post("/api/v1/guardrails", async (request, reply) => {
+  const body = request.body as Body;
+  const row = {
+    id: randomUUID(),
+    organization_id: ORG,
+    workspace_id: WORKSPACE,
+    name: body.name ?? "",
+    description: body.description ?? null,
+    allowed_models: JSON.stringify(body.allowed_models ?? null),
+    content_filter_builtins: JSON.stringify(body.content_filter_builtins ?? null),
+    enforce_zdr: ENFORCE_ZDR,
+    limit_micros: Math.round((body.limit_usd ?? 0) * 1e6),
+    reset_interval: body.reset_interval ?? null,
+    created_at: new Date().toISOString(),
+  };
+  insert.run(row);
+  reply.code(201);
+  return { data: row };
+});
+
+app.patch("/api/v1/guardrails/:id", async (request, reply) => {
+  const body = request.body as Body;
+  const row = update.get({
+    id: (request.params as { id: string }).id,
+    description: body.description ?? null,
+    allowed_models: JSON.stringify(body.allowed_models ?? null),
+    limit_micros: Math.round((body.limit_usd ?? 0) * 1e6),
+    reset_interval: body.reset_interval ?? null,
+    updated_at: new Date().toISOString(),
+  });
+  if (row === undefined) return reply.code(404).send({ error: { code: 404, message: "Not found" } });
+  return { data: row };
+});
+
+const origin = await app.listen({ port: 0, host: "127.0.0.1" });
+
+serveChild({ type: "ready", origin, key: null }, async () => {
+  await app.close();
+  sqlite.close();
+  rmSync(dir, { recursive: true, force: true });
+});
