@@ -22,6 +22,11 @@ export function sendError(
     .send(errorBody(code, metadata));
 }
 
+/** A property name as one JSON Pointer token (RFC 6901): `~` and `/` escaped. */
+function pointerToken(name: string): string {
+  return name.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
 /** Turns Ajv's errors into one readable issue per offending property. */
 export function issuesFromValidation(errors: ErrorObject[], context: string, isUpdate: boolean): Issue[] {
   const byPath = new Map<string, string[]>();
@@ -35,11 +40,17 @@ export function issuesFromValidation(errors: ErrorObject[], context: string, isU
       case "additionalProperties": {
         const prop = String((e.params as { additionalProperty: string }).additionalProperty);
         const notUpdatable = isUpdate && e.instancePath === "" && NOT_UPDATABLE.includes(prop);
-        add(`${e.instancePath}/${prop}`, notUpdatable ? "cannot be updated" : "is not a known property");
+        add(
+          `${e.instancePath}/${pointerToken(prop)}`,
+          notUpdatable ? "cannot be updated" : "is not a known property",
+        );
         break;
       }
       case "required":
-        add(`${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`, "is required");
+        add(
+          `${e.instancePath}/${pointerToken((e.params as { missingProperty: string }).missingProperty)}`,
+          "is required",
+        );
         break;
       case "anyOf":
         break;
@@ -54,7 +65,10 @@ export function issuesFromValidation(errors: ErrorObject[], context: string, isU
     }
   }
   const issues: Issue[] = [];
+  const paths = [...byPath.keys()];
   for (const [path, messages] of byPath) {
+    // "must be null" on a list whose items failed says nothing the item issues do not.
+    if (messages.every((m) => m === "must be null") && paths.some((p) => p.startsWith(`${path}/`))) continue;
     // A nullable property's failed branches read better as one message: "must be array or null",
     // and "must be null" says nothing when the value failed the non-null branch for another reason.
     const types = messages.filter((m) => /^must be [a-z]+$/.test(m));

@@ -64,7 +64,7 @@ const BAD_BODIES: BadInput[] = [
   {
     name: "100000 nested arrays as a property value",
     status: 400,
-    issuePath: "/allowed_models",
+    issuePath: "/allowed_models/0",
     request: { rawBody: `{"name":"x","allowed_models":${nestedArrays}}`, headers: JSON_TYPE },
   },
   {

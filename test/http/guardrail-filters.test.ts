@@ -74,6 +74,24 @@ describe("content filters on create and update (decisions §6)", () => {
     );
   });
 
+  it("an empty filter list is 400 like every empty list; null removes the filters (decisions §5, spec PATCH)", async () => {
+    await assertRefused({ content_filter_builtins: [] }, "/content_filter_builtins");
+    await assertRefused({ content_filters: [] }, "/content_filters");
+    const org = await server.newOrg();
+    const created = await createGuardrail(server, org.key, {
+      name: "f",
+      content_filters: [{ pattern: "x+", action: "flag" }],
+      content_filter_builtins: [{ slug: "email", action: "flag" }],
+    });
+    const cleared = await clientFor(server, org.key).patch(`/api/v1/guardrails/${created.body.data.id}`, {
+      content_filters: null,
+      content_filter_builtins: null,
+    });
+    assert.equal(cleared.status, 200);
+    assert.equal(cleared.body.data.content_filters, null);
+    assert.equal(cleared.body.data.content_filter_builtins, null);
+  });
+
   it("scan_scope on any other builtin slug is 400 naming it (decisions §6)", async () => {
     for (const slug of Object.keys(BUILTIN_LABELS).filter((s) => s !== "regex-prompt-injection")) {
       await assertRefused(

@@ -82,10 +82,13 @@ function policyProperties(familyIds: string[]) {
     allowed_providers: Type.Optional(stringList(MAX_PROVIDER_ITEMS, "Provider ids.")),
     ignored_models: Type.Optional(stringList(MAX_MODEL_ITEMS, "Models excluded from routing.")),
     ignored_providers: Type.Optional(stringList(MAX_PROVIDER_ITEMS, "Providers excluded from routing.")),
+    // "An empty list is always a 400; null means no restriction" (decisions §5): filter lists too.
     content_filter_builtins: Type.Optional(
-      Nullable(Type.Array(BuiltinFilterInput, { maxItems: BUILTIN_SLUGS.length })),
+      Nullable(Type.Array(BuiltinFilterInput, { minItems: 1, maxItems: BUILTIN_SLUGS.length })),
     ),
-    content_filters: Type.Optional(Nullable(Type.Array(CustomFilterInput, { maxItems: MAX_CUSTOM_FILTERS }))),
+    content_filters: Type.Optional(
+      Nullable(Type.Array(CustomFilterInput, { minItems: 1, maxItems: MAX_CUSTOM_FILTERS })),
+    ),
     enable_free_model_publication: Type.Optional(Type.Boolean()),
     enable_free_model_training: Type.Optional(Type.Boolean()),
     enable_paid_model_training: Type.Optional(Type.Boolean()),
