@@ -54,7 +54,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
     // A long id is simply an unknown id (404), not a 414.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     // A path whose percent-encoding is broken names nothing that exists.
     frameworkErrors: (error, _request, reply) => {
       if (error.code === "FST_ERR_BAD_URL") return sendError(reply, "not_found");

@@ -11,9 +11,13 @@ import { GenerationCache } from "./generation-cache.js";
  * by the very next request.
  */
 export class ChangeFeed {
+  /** Any committed management change. */
   generation = 0;
-  bump(): void {
+  /** Changes that can revoke a key (key, member or workspace deletion): authentication depends only on these. */
+  keysGeneration = 0;
+  bump(options: { keys?: boolean } = {}): void {
     this.generation++;
+    if (options.keys) this.keysGeneration++;
   }
 }
 
@@ -38,7 +42,10 @@ export function createServiceDeps(parts: { db: Db; catalog: Catalog; now?: () =>
     catalog: parts.catalog,
     now: parts.now ?? (() => new Date()),
     changes,
-    caches: { principals: new GenerationCache(changes), keyPolicies: new GenerationCache(changes) },
+    caches: {
+      principals: new GenerationCache(() => changes.keysGeneration),
+      keyPolicies: new GenerationCache(() => changes.generation),
+    },
   };
 }
 
@@ -59,9 +66,13 @@ export function isoNow(deps: ServiceDeps): string {
  * Runs a management change in one transaction and announces it once committed: bumping only after
  * the commit means no cache can be filled from the old data under the new generation.
  */
-export async function inTransaction<T>(deps: ServiceDeps, work: (tx: Executor) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  deps: ServiceDeps,
+  work: (tx: Executor) => Promise<T>,
+  options: { revokesKeys?: boolean } = {},
+): Promise<T> {
   const result = await deps.db.transaction().execute(work);
-  deps.changes.bump();
+  deps.changes.bump({ keys: options.revokesKeys === true });
   return result;
 }
 

@@ -1,5 +1,3 @@
-import type { ChangeFeed } from "./context.js";
-
 /**
  * A cache of data derived from management state. An entry is valid only while the change
  * generation it was computed at is current, so any committed change is seen by the very next
@@ -10,13 +8,14 @@ export class GenerationCache<V> {
   private readonly entries = new Map<string, { generation: number; value: V }>();
 
   constructor(
-    private readonly changes: ChangeFeed,
+    /** The change generation this cache depends on. */
+    private readonly generation: () => number,
     private readonly maxEntries = 10_000,
   ) {}
 
   get(key: string): V | undefined {
     const entry = this.entries.get(key);
-    return entry && entry.generation === this.changes.generation ? entry.value : undefined;
+    return entry && entry.generation === this.generation() ? entry.value : undefined;
   }
 
   /** `keep` decides what is worth keeping (e.g. not the misses a caller could spray to flush the cache). */
@@ -27,7 +26,7 @@ export class GenerationCache<V> {
   ): Promise<V> {
     const hit = this.get(key);
     if (hit !== undefined) return hit;
-    const generation = this.changes.generation;
+    const generation = this.generation();
     const value = await compute();
     if (!keep(value)) return value;
     // Bounded: when full, start over rather than track recency on the hot path.

@@ -141,18 +141,22 @@ export async function getKey(deps: ServiceDeps, principal: Principal, hash: stri
 
 /** Deletes an inference key and its guardrail assignment, in one transaction. */
 export async function removeKey(deps: ServiceDeps, principal: Principal, hash: string): Promise<void> {
-  await inTransaction(deps, async (tx) => {
-    const key = await findOrganizationKey(tx, principal.organizationId, hash);
-    // Management keys are not managed over HTTP: a caller could lock everyone out.
-    if (key?.kind !== "inference") throw notFound();
-    await deleteKeyAssignments(tx, principal.organizationId, { keyHashes: [hash] });
-    await deleteKey(tx, principal.organizationId, hash);
-    await recordAudit(deps, tx, principal, {
-      action: "key.delete",
-      resource_type: "key",
-      resource_id: hash,
-      before: presentKey(key),
-      after: null,
-    });
-  });
+  await inTransaction(
+    deps,
+    async (tx) => {
+      const key = await findOrganizationKey(tx, principal.organizationId, hash);
+      // Management keys are not managed over HTTP: a caller could lock everyone out.
+      if (key?.kind !== "inference") throw notFound();
+      await deleteKeyAssignments(tx, principal.organizationId, { keyHashes: [hash] });
+      await deleteKey(tx, principal.organizationId, hash);
+      await recordAudit(deps, tx, principal, {
+        action: "key.delete",
+        resource_type: "key",
+        resource_id: hash,
+        before: presentKey(key),
+        after: null,
+      });
+    },
+    { revokesKeys: true },
+  );
 }

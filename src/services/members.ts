@@ -165,27 +165,31 @@ export async function updateMember(
  */
 export async function removeMember(deps: ServiceDeps, principal: Principal, userId: string): Promise<void> {
   const org = principal.organizationId;
-  await inTransaction(deps, async (tx) => {
-    const current = await findMember(tx, org, userId);
-    if (!current) throw notFound();
-    const keys = await tx
-      .selectFrom("keys")
-      .select("hash")
-      .where("organization_id", "=", org)
-      .where("member_user_id", "=", userId)
-      .execute();
-    const hashes = keys.map((k) => k.hash);
-    await deleteKeyAssignments(tx, org, { keyHashes: hashes });
-    if (hashes.length > 0)
-      await tx.deleteFrom("keys").where("organization_id", "=", org).where("hash", "in", hashes).execute();
-    await deleteMemberAssignments(tx, org, { userIds: [userId] });
-    await deleteMember(tx, org, userId);
-    await recordAudit(deps, tx, principal, {
-      action: "member.delete",
-      resource_type: "member",
-      resource_id: userId,
-      before: { ...presentMember(current), deleted_key_hashes: hashes },
-      after: null,
-    });
-  });
+  await inTransaction(
+    deps,
+    async (tx) => {
+      const current = await findMember(tx, org, userId);
+      if (!current) throw notFound();
+      const keys = await tx
+        .selectFrom("keys")
+        .select("hash")
+        .where("organization_id", "=", org)
+        .where("member_user_id", "=", userId)
+        .execute();
+      const hashes = keys.map((k) => k.hash);
+      await deleteKeyAssignments(tx, org, { keyHashes: hashes });
+      if (hashes.length > 0)
+        await tx.deleteFrom("keys").where("organization_id", "=", org).where("hash", "in", hashes).execute();
+      await deleteMemberAssignments(tx, org, { userIds: [userId] });
+      await deleteMember(tx, org, userId);
+      await recordAudit(deps, tx, principal, {
+        action: "member.delete",
+        resource_type: "member",
+        resource_id: userId,
+        before: { ...presentMember(current), deleted_key_hashes: hashes },
+        after: null,
+      });
+    },
+    { revokesKeys: true },
+  );
 }

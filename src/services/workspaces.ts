@@ -7,6 +7,7 @@ import { removeWorkspaceFromMembers } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
 import {
   deleteWorkspace,
+  findDefaultWorkspace,
   findOrganization,
   findWorkspace,
   insertWorkspace,
@@ -74,36 +75,40 @@ export async function listOrganizationWorkspaces(
  */
 export async function removeWorkspace(deps: ServiceDeps, principal: Principal, id: string): Promise<void> {
   const org = principal.organizationId;
-  await inTransaction(deps, async (tx) => {
-    const ws = await findWorkspace(tx, org, id);
-    if (!ws) throw notFound();
-    await deleteKeyAssignments(tx, org, { workspaceId: id });
-    await tx
-      .deleteFrom("key_assignments")
-      .where("organization_id", "=", org)
-      .where("guardrail_id", "in", (eb) =>
-        eb
-          .selectFrom("guardrails")
-          .select("id")
-          .where("organization_id", "=", org)
-          .where("workspace_id", "=", id),
-      )
-      .execute();
-    await deleteMemberAssignments(tx, org, { workspaceId: id });
-    await removeWorkspaceFromMembers(tx, org, id);
-    await deleteWorkspaceGuardrails(tx, org, id);
-    await deleteWorkspaceKeys(tx, org, id);
-    await deleteWorkspace(tx, org, id);
-    const organization = await findOrganization(tx, org);
-    if (organization?.default_workspace_id === id) await setDefaultWorkspace(tx, org, null);
-    await recordAudit(deps, tx, principal, {
-      action: "workspace.delete",
-      resource_type: "workspace",
-      resource_id: id,
-      before: presentWorkspace(ws),
-      after: null,
-    });
-  });
+  await inTransaction(
+    deps,
+    async (tx) => {
+      const ws = await findWorkspace(tx, org, id);
+      if (!ws) throw notFound();
+      await deleteKeyAssignments(tx, org, { workspaceId: id });
+      await tx
+        .deleteFrom("key_assignments")
+        .where("organization_id", "=", org)
+        .where("guardrail_id", "in", (eb) =>
+          eb
+            .selectFrom("guardrails")
+            .select("id")
+            .where("organization_id", "=", org)
+            .where("workspace_id", "=", id),
+        )
+        .execute();
+      await deleteMemberAssignments(tx, org, { workspaceId: id });
+      await removeWorkspaceFromMembers(tx, org, id);
+      await deleteWorkspaceGuardrails(tx, org, id);
+      await deleteWorkspaceKeys(tx, org, id);
+      await deleteWorkspace(tx, org, id);
+      const organization = await findOrganization(tx, org);
+      if (organization?.default_workspace_id === id) await setDefaultWorkspace(tx, org, null);
+      await recordAudit(deps, tx, principal, {
+        action: "workspace.delete",
+        resource_type: "workspace",
+        resource_id: id,
+        before: presentWorkspace(ws),
+        after: null,
+      });
+    },
+    { revokesKeys: true },
+  );
 }
 
 /** The workspace a create names, or the organization's default; 400 when neither exists. */
@@ -117,10 +122,7 @@ export async function resolveTargetWorkspace(
     if (!ws) throw invalidRequest([{ path: "/workspace_id", message: "no such workspace" }]);
     return ws;
   }
-  const org = await findOrganization(db, principal.organizationId);
-  const ws = org?.default_workspace_id
-    ? await findWorkspace(db, principal.organizationId, org.default_workspace_id)
-    : undefined;
+  const ws = await findDefaultWorkspace(db, principal.organizationId);
   if (!ws) {
     throw invalidRequest(
       [{ path: "/workspace_id", message: "the default workspace was deleted: pass workspace_id" }],

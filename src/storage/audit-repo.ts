@@ -1,18 +1,11 @@
+import type { Selectable } from "kysely";
 import type { AuditTable, Executor } from "./schema.js";
 
-export type AuditEntry = AuditTable;
+export type AuditEntry = Selectable<AuditTable>;
 
-/** Appends an entry; seq orders the organization's entries (the caller's transaction makes it unique). */
+/** Appends an entry, in the caller's transaction. */
 export async function insertAuditEntry(db: Executor, entry: Omit<AuditEntry, "seq">): Promise<void> {
-  const last = await db
-    .selectFrom("audit_log")
-    .where("organization_id", "=", entry.organization_id)
-    .select((eb) => eb.fn.max<number>("seq").as("seq"))
-    .executeTakeFirst();
-  await db
-    .insertInto("audit_log")
-    .values({ ...entry, seq: Number(last?.seq ?? 0) + 1 })
-    .execute();
+  await db.insertInto("audit_log").values(entry).execute();
 }
 
 export async function listAuditEntries(

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, SqliteDialect, sql } from "kysely";
+import { Kysely, SqliteDialect, type SqliteDatabase as SqliteDialectDatabase, sql } from "kysely";
 import { migrateToLatest } from "./migrations.js";
 import type { Db } from "./schema.js";
 
@@ -28,6 +28,29 @@ export function parseDatabaseUrl(
   return { kind: "sqlite", path };
 }
 
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every statement anew; preparing costs more than running most of ours. Statements
+ * are reused by their SQL text. Safe because better-sqlite3 runs each one to completion
+ * synchronously. Bounded: SQL with variable-length IN lists could otherwise grow it without end.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectDatabase {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (!statement) {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 export async function openDatabase(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
   const target = parseDatabaseUrl(url);
   if (target.kind === "postgres") {
@@ -44,7 +67,7 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   sqlite.pragma(`synchronous = ${options.sqliteSynchronous === "full" ? "FULL" : "NORMAL"}`);
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrateToLatest(db);
   return {
     db,

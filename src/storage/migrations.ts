@@ -146,7 +146,10 @@ const migrations: Record<string, Migration> = {
         .execute();
       await db.schema
         .createTable("audit_log")
-        .addColumn("id", "text", (c) => c.primaryKey())
+        // The sequence orders entries (timestamps can tie) without a read before every write.
+        // PostgreSQL will need its own form of this column (identity) in its migration history.
+        .addColumn("seq", "integer", (c) => c.primaryKey().autoIncrement())
+        .addColumn("id", "text", (c) => c.notNull().unique())
         .addColumn("organization_id", "text", (c) => c.notNull())
         .addColumn("actor_key_hash", "text", (c) => c.notNull())
         .addColumn("action", "text", (c) => c.notNull())
@@ -155,7 +158,6 @@ const migrations: Record<string, Migration> = {
         .addColumn("before", "text")
         .addColumn("after", "text")
         .addColumn("created_at", "text", (c) => c.notNull())
-        .addColumn("seq", "integer", (c) => c.notNull())
         .execute();
       await db.schema
         .createIndex("audit_log_org_resource")

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import type { Generated, Kysely, Transaction } from "kysely";
 
 /** Table shapes. Booleans are 0/1 integers and JSON is text, so one schema serves SQLite and PostgreSQL. */
 export interface OrganizationTable {
@@ -110,8 +110,8 @@ export interface AuditTable {
   before: string | null;
   after: string | null;
   created_at: string;
-  /** Order of entries within an organization (timestamps can tie). */
-  seq: number;
+  /** Order of entries (timestamps can tie). */
+  seq: Generated<number>;
 }
 
 export interface Database {

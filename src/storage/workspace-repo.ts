@@ -44,6 +44,19 @@ export async function findWorkspace(
     .executeTakeFirst();
 }
 
+/** The organization's default workspace, if it still exists, in one statement. */
+export async function findDefaultWorkspace(
+  db: Executor,
+  organizationId: string,
+): Promise<Workspace | undefined> {
+  return db
+    .selectFrom("workspaces")
+    .innerJoin("organizations", "organizations.default_workspace_id", "workspaces.id")
+    .selectAll("workspaces")
+    .where("organizations.id", "=", organizationId)
+    .executeTakeFirst();
+}
+
 export async function findWorkspaceByDefaultGuardrail(
   db: Executor,
   organizationId: string,
