@@ -156,11 +156,18 @@ function auditOf(
 ): AuditChange {
   const families = deps.catalog.familyIds();
   const subject = (after ?? before) as Guardrail;
-  return {
-    action,
-    resource_type: "guardrail",
-    resource_id: subject.id,
-    before: before ? presentGuardrail(before, families) : null,
-    after: after ? presentGuardrail(after, families) : null,
-  };
+  const b = before ? presentGuardrail(before, families) : null;
+  const a = after ? presentGuardrail(after, families) : null;
+  // An update records the properties it changed, before and after; create and delete the whole.
+  if (b && a) {
+    const changed = Object.keys(a).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+    return {
+      action,
+      resource_type: "guardrail",
+      resource_id: subject.id,
+      before: Object.fromEntries(changed.map((k) => [k, b[k]])),
+      after: Object.fromEntries(changed.map((k) => [k, a[k]])),
+    };
+  }
+  return { action, resource_type: "guardrail", resource_id: subject.id, before: b, after: a };
 }
