@@ -95,7 +95,10 @@ function combineCustom(lists: (CustomFilter[] | null)[]): CustomFilter[] {
     const kept = byPattern.get(f.pattern);
     if (
       !kept ||
-      stricter({ action: f.action, tie: f.label ?? "" }, { action: kept.action, tie: kept.label ?? "" })
+      stricter(
+        { action: f.action, tie: JSON.stringify(f.label) },
+        { action: kept.action, tie: JSON.stringify(kept.label) },
+      )
     ) {
       byPattern.set(f.pattern, f);
     }
