@@ -45,6 +45,7 @@ async function main(): Promise<void> {
   try {
     const deps = createServiceDeps({
       db: database.db,
+      transact: database.transact,
       catalog: new Catalog(loadCatalogFile(DEFAULT_CONFIG_FILE)),
     });
     const made = await createOrganization(deps, "bench");

@@ -32,7 +32,11 @@ export async function startServer(
 ): Promise<RunningServer> {
   const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   const deps = {
-    ...createServiceDeps({ db: database.db, catalog: new Catalog(config.catalog) }),
+    ...createServiceDeps({
+      db: database.db,
+      transact: database.transact,
+      catalog: new Catalog(config.catalog),
+    }),
     ping: database.ping,
     regionBaseUrls: config.regionBaseUrls,
     trustForwardedHost: config.trustForwardedHost,

@@ -16,7 +16,11 @@ import { serveChild } from "../shared.js";
 const dir = mkdtempSync(join(tmpdir(), "guardrails-bench-"));
 const database = await openDatabase(`sqlite:${join(dir, "guardrails.db")}`, { sqliteSynchronous: "normal" });
 const deps = {
-  ...createServiceDeps({ db: database.db, catalog: new Catalog(loadCatalogFile(DEFAULT_CONFIG_FILE)) }),
+  ...createServiceDeps({
+    db: database.db,
+    transact: database.transact,
+    catalog: new Catalog(loadCatalogFile(DEFAULT_CONFIG_FILE)),
+  }),
   ping: database.ping,
   regionBaseUrls: {
     global: "http://localhost/api/v1",

@@ -25,7 +25,11 @@ async function withServices<T>(fn: (deps: ServiceDeps, organizationId: string) =
   const config = loadConfig(process.env);
   const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
-    const deps = createServiceDeps({ db: database.db, catalog: new Catalog(config.catalog) });
+    const deps = createServiceDeps({
+      db: database.db,
+      transact: database.transact,
+      catalog: new Catalog(config.catalog),
+    });
     const boot = await bootstrap(deps, config.managementKey);
     return await fn(deps, boot.organization.id);
   } finally {

@@ -24,6 +24,8 @@ export class ChangeFeed {
 /** What every service verb needs; built once in main.ts (or by a test) and passed down. */
 export interface ServiceDeps {
   db: Db;
+  /** Runs a change in one transaction (the storage adapter decides how, e.g. group commit). */
+  transact: <T>(work: (tx: Executor) => Promise<T>) => Promise<T>;
   catalog: Catalog;
   /** The clock is a dependency so tests can move time; domain code receives time as an argument. */
   now: () => Date;
@@ -35,10 +37,17 @@ export interface ServiceDeps {
   };
 }
 
-export function createServiceDeps(parts: { db: Db; catalog: Catalog; now?: () => Date }): ServiceDeps {
+export function createServiceDeps(parts: {
+  db: Db;
+  catalog: Catalog;
+  now?: () => Date;
+  transact?: ServiceDeps["transact"];
+}): ServiceDeps {
   const changes = new ChangeFeed();
+  const db = parts.db;
   return {
-    db: parts.db,
+    db,
+    transact: parts.transact ?? ((work) => db.transaction().execute(work)),
     catalog: parts.catalog,
     now: parts.now ?? (() => new Date()),
     changes,
@@ -71,7 +80,7 @@ export async function inTransaction<T>(
   work: (tx: Executor) => Promise<T>,
   options: { revokesKeys?: boolean } = {},
 ): Promise<T> {
-  const result = await deps.db.transaction().execute(work);
+  const result = await deps.transact(work);
   deps.changes.bump({ keys: options.revokesKeys === true });
   return result;
 }

@@ -18,7 +18,7 @@ export async function createOrganization(
   deps: ServiceDeps,
   name: string,
 ): Promise<{ organization: Organization; workspace: Workspace; key: CreatedKey }> {
-  return deps.db.transaction().execute(async (tx) => {
+  return deps.transact(async (tx) => {
     const now = isoNow(deps);
     const organization: Organization = { id: newId(), name, default_workspace_id: null, created_at: now };
     await insertOrganization(tx, organization);

@@ -2,12 +2,17 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect, type SqliteDatabase as SqliteDialectDatabase, sql } from "kysely";
+import { GroupCommitter } from "./group-commit.js";
 import { migrateToLatest } from "./migrations.js";
-import type { Db } from "./schema.js";
+import type { Db, Executor } from "./schema.js";
+
+export type Transact = <T>(work: (tx: Executor) => Promise<T>) => Promise<T>;
 
 export interface DatabaseHandle {
   db: Db;
   kind: "sqlite" | "postgres";
+  /** Runs a change in a transaction (on SQLite, with group commit). */
+  transact: Transact;
   /** Answers when the database does (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -69,9 +74,11 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   sqlite.pragma("busy_timeout = 5000");
   const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrateToLatest(db);
+  const committer = new GroupCommitter(db);
   return {
     db,
     kind: "sqlite",
+    transact: (work) => committer.run(work),
     async ping() {
       await sql`select 1`.execute(db);
     },

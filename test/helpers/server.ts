@@ -54,6 +54,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const deps = {
     ...createServiceDeps({
       db: database.db,
+      transact: database.transact,
       catalog: new Catalog(catalogData),
       ...(options.now ? { now: options.now } : {}),
     }),

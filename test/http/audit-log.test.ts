@@ -1,0 +1,240 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { type RouteUnderTest, standardAuthCases } from "../helpers/auth-cases.js";
+import { startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
+import { assertInvalid, ISO, orgSteps, sha256, UUID } from "./org-support.js";
+
+interface Entry {
+  id: string;
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  actor_key_hash: string;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  created_at: string;
+}
+
+describe("the audit log (issue 3)", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  async function auditLog(org: TestOrg, query = ""): Promise<{ data: Entry[]; total_count: number }> {
+    const res = await orgSteps(server, org).api.get(`/api/v1/audit-log${query}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(Object.keys(res.body).sort(), ["data", "total_count"]);
+    return res.body;
+  }
+
+  it("a guardrail create is one entry: action, resource, the acting key's SHA-256, before null, after the guardrail (issue 3)", async () => {
+    const org = await server.newOrg();
+    assert.deepEqual(await auditLog(org), { data: [], total_count: 0 });
+    const g = await orgSteps(server, org).guardrail({ name: "audited", allowed_data_regions: ["us"] });
+    const log = await auditLog(org);
+    assert.equal(log.total_count, 1);
+    const [entry] = log.data;
+    assert.ok(entry);
+    assert.deepEqual(Object.keys(entry).sort(), [
+      "action",
+      "actor_key_hash",
+      "after",
+      "before",
+      "created_at",
+      "id",
+      "resource_id",
+      "resource_type",
+    ]);
+    assert.match(entry.id, UUID);
+    assert.equal(entry.action, "guardrail.create");
+    assert.equal(entry.resource_type, "guardrail");
+    assert.equal(entry.resource_id, g.id);
+    assert.equal(entry.actor_key_hash, sha256(org.key));
+    assert.equal(entry.before, null);
+    assert.deepEqual(entry.after, g);
+    assert.match(entry.created_at, ISO);
+  });
+
+  it("every management change is recorded, newest first, with its resource and the acting key (issue 3)", async () => {
+    const org = await server.newOrg();
+    const steps = orgSteps(server, org);
+    const ws = await steps.workspace("audited");
+    await steps.member("m", { workspace_ids: [ws.id] });
+    const key = await steps.key({ member_user_id: "m" });
+    const g = await steps.guardrail();
+    await steps.patchGuardrail(g.id, { description: "changed" });
+    await steps.assignKeys(g.id, [key.hash]);
+    await steps.unassignKeys(g.id, [key.hash]);
+    await steps.assignMembers(g.id, ["m"]);
+    await steps.unassignMembers(g.id, ["m"]);
+    assert.equal((await steps.api.patch("/api/v1/members/m", { name: "Em" })).status, 200);
+    await steps.deleted(`/api/v1/keys/${key.hash}`);
+    await steps.deleted(`/api/v1/guardrails/${g.id}`);
+    await steps.deleted("/api/v1/members/m");
+    await steps.deleted(`/api/v1/workspaces/${ws.id}`);
+    const expected: [string, string, string][] = [
+      ["workspace.create", "workspace", ws.id],
+      ["member.create", "member", "m"],
+      ["key.create", "key", key.hash],
+      ["guardrail.create", "guardrail", g.id],
+      ["guardrail.update", "guardrail", g.id],
+      ["guardrail.assign_keys", "guardrail", g.id],
+      ["guardrail.unassign_keys", "guardrail", g.id],
+      ["guardrail.assign_members", "guardrail", g.id],
+      ["guardrail.unassign_members", "guardrail", g.id],
+      ["member.update", "member", "m"],
+      ["key.delete", "key", key.hash],
+      ["guardrail.delete", "guardrail", g.id],
+      ["member.delete", "member", "m"],
+      ["workspace.delete", "workspace", ws.id],
+    ];
+    const log = await auditLog(org, "?limit=100");
+    assert.equal(log.total_count, expected.length);
+    assert.deepEqual(
+      log.data.map((e) => [e.action, e.resource_type, e.resource_id]),
+      expected.reverse(),
+    );
+    for (const e of log.data) {
+      assert.equal(e.actor_key_hash, sha256(org.key), e.action);
+      assert.match(e.created_at, ISO);
+    }
+    const times = log.data.map((e) => e.created_at);
+    assert.deepEqual([...times].sort().reverse(), times, "newest first");
+    // No secret is ever written to the log.
+    assert.ok(!JSON.stringify(log).includes(key.secret));
+    assert.ok(!JSON.stringify(log).includes(org.key));
+  });
+
+  it("before and after hold the values around each change: update, delete, member update (issue 3)", async () => {
+    const org = await server.newOrg();
+    const steps = orgSteps(server, org);
+    const created = await steps.guardrail({ name: "v1" });
+    const updated = await steps.patchGuardrail(created.id, {
+      name: "v2",
+      limit_usd: 3,
+      reset_interval: "daily",
+    });
+    await steps.deleted(`/api/v1/guardrails/${created.id}`);
+    const m = await steps.member("m", { name: "Old" });
+    const m2 = (await steps.api.patch("/api/v1/members/m", { name: "New" })).body.data;
+    const log = await auditLog(org);
+    const byAction = new Map(log.data.map((e) => [e.action, e]));
+    // An update records the properties it changed (implementation choice), with their values around it.
+    const changed = ["limit_usd", "name", "reset_interval", "updated_at"];
+    const pick = (o: Record<string, unknown>) => Object.fromEntries(changed.map((k) => [k, o[k]]));
+    assert.deepEqual(byAction.get("guardrail.update")?.before, pick(created));
+    assert.deepEqual(byAction.get("guardrail.update")?.after, pick(updated));
+    assert.deepEqual(byAction.get("guardrail.delete")?.before, updated);
+    assert.equal(byAction.get("guardrail.delete")?.after, null);
+    assert.deepEqual(byAction.get("member.create")?.after, m);
+    assert.deepEqual(byAction.get("member.update")?.before, m);
+    assert.deepEqual(byAction.get("member.update")?.after, m2);
+  });
+
+  it("materializing the workspace default guardrail is recorded with before null (issue 3; decisions §7)", async () => {
+    const org = await server.newOrg();
+    const steps = orgSteps(server, org);
+    const ws = (await steps.api.get(`/api/v1/workspaces/${org.workspaceId}`)).body.data;
+    const g = await steps.patchGuardrail(ws.default_guardrail_id, { allowed_data_regions: ["europe"] });
+    const [entry] = (await auditLog(org)).data;
+    assert.equal(entry?.resource_id, ws.default_guardrail_id);
+    assert.equal(entry?.before, null);
+    assert.deepEqual(entry?.after, g);
+  });
+
+  it("resource_id filters the log; offset and limit page it; total_count is the filtered count (issue 3)", async () => {
+    const org = await server.newOrg();
+    const steps = orgSteps(server, org);
+    const g = await steps.guardrail({ name: "n0" });
+    for (let i = 1; i <= 4; i++) await steps.patchGuardrail(g.id, { name: `n${i}` });
+    const other = await steps.guardrail();
+    const filtered = await auditLog(org, `?resource_id=${g.id}`);
+    assert.equal(filtered.total_count, 5);
+    assert.deepEqual(
+      filtered.data.map((e) => e.after?.name),
+      ["n4", "n3", "n2", "n1", "n0"],
+    );
+    const page = await auditLog(org, `?resource_id=${g.id}&offset=1&limit=2`);
+    assert.equal(page.total_count, 5);
+    assert.deepEqual(
+      page.data.map((e) => e.after?.name),
+      ["n3", "n2"],
+    );
+    assert.equal((await auditLog(org, "?limit=1")).data[0]?.resource_id, other.id);
+    assert.equal((await auditLog(org)).total_count, 6);
+    assert.deepEqual(await auditLog(org, "?resource_id=nothing"), { data: [], total_count: 0 });
+    for (const query of ["?limit=0", "?limit=101", "?offset=-1", "?action=x"]) {
+      assert.equal((await steps.api.get(`/api/v1/audit-log${query}`)).status, 400, query);
+    }
+  });
+
+  it("a change that fails leaves no entry: 400s from validation and from the rules, 404, 409 (issue 3)", async () => {
+    const org = await server.newOrg();
+    const steps = orgSteps(server, org);
+    const a = await steps.workspace("a");
+    const ws = (await steps.api.get(`/api/v1/workspaces/${org.workspaceId}`)).body.data;
+    await steps.member("owner", { workspace_ids: [a.id] });
+    const inA = await steps.key({ workspace_id: a.id, member_user_id: "owner" });
+    const g = await steps.guardrail();
+    await steps.patchGuardrail(ws.default_guardrail_id, { description: "materialized" });
+    const before = await auditLog(org, "?limit=100");
+    const api = steps.api;
+    assertInvalid(await api.post("/api/v1/guardrails", { name: "" }), "/name");
+    assertInvalid(
+      await api.patch(`/api/v1/guardrails/${ws.default_guardrail_id}`, { name: "renamed" }),
+      "/name",
+    );
+    assertInvalid(
+      await api.post(`/api/v1/guardrails/${g.id}/assignments/keys`, { key_hashes: [inA.hash] }),
+      "/key_hashes/0",
+    );
+    assertInvalid(
+      await api.post(`/api/v1/guardrails/${ws.default_guardrail_id}/assignments/members`, {
+        member_user_ids: ["owner"],
+      }),
+      "/id",
+    );
+    assertInvalid(await api.patch("/api/v1/members/owner", { workspace_ids: [] }), "/workspace_ids");
+    assertInvalid(await api.post("/api/v1/members", { user_id: "owner" }), "/user_id");
+    assertInvalid(await api.post("/api/v1/keys", { name: "k", member_user_id: "nobody" }), "/member_user_id");
+    const stale = await api.patch(
+      `/api/v1/guardrails/${g.id}`,
+      { name: "y" },
+      { headers: { "if-match": '"stale"' } },
+    );
+    assert.equal(stale.status, 409, JSON.stringify(stale.body));
+    assert.equal((await api.delete("/api/v1/members/nobody")).status, 404);
+    assert.equal((await api.delete(`/api/v1/guardrails/${crypto.randomUUID()}`)).status, 404);
+    assert.deepEqual(await auditLog(org, "?limit=100"), before);
+  });
+
+  it("organizations do not see each other's entries, not even by resource_id (decisions §2)", async () => {
+    const one = await server.newOrg();
+    const two = await server.newOrg();
+    const g = await orgSteps(server, one).guardrail();
+    await orgSteps(server, two).guardrail();
+    const theirs = await auditLog(two);
+    assert.equal(theirs.total_count, 1);
+    assert.ok(theirs.data.every((e) => e.actor_key_hash === sha256(two.key)));
+    assert.deepEqual(await auditLog(two, `?resource_id=${g.id}`), { data: [], total_count: 0 });
+    assert.equal((await auditLog(one, `?resource_id=${g.id}`)).total_count, 1);
+  });
+});
+
+describe("the audit log: authentication (decisions §2)", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(async () => {
+    await server.close();
+  });
+  const route: RouteUnderTest = { method: "GET", path: () => "/api/v1/audit-log" };
+  describe("GET /api/v1/audit-log", () => {
+    standardAuthCases(() => server, route);
+  });
+});
