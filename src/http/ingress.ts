@@ -16,10 +16,11 @@ export function installIngress(
 ): void {
   const map = ingressMap(baseUrls);
   app.decorateRequest("ingressRegion", "global");
-  app.addHook("onRequest", async (request) => {
+  app.addHook("onRequest", (request, _reply, done) => {
     const forwarded = trustForwardedHost ? request.headers["x-forwarded-host"] : undefined;
     // A proxy chain lists hosts left to right; the first is the one the client asked for.
     const host = typeof forwarded === "string" ? forwarded.split(",")[0] : request.headers.host;
     request.ingressRegion = ingressRegion(map, host);
+    done();
   });
 }

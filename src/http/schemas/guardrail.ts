@@ -1,4 +1,4 @@
-import Type, { type TSchema } from "typebox";
+import Type, { type Static, type TSchema } from "typebox";
 import { REGIONS } from "../../domain/catalog.js";
 import {
   BUILTIN_SLUGS,
@@ -21,6 +21,18 @@ function literals<T extends readonly string[]>(values: T, description?: string) 
 }
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/**
+ * Nullable for responses: `type: [T, "null"]` rather than anyOf, so the response serializer writes
+ * the value directly instead of trying each branch (anyOf made serialization a hot spot).
+ */
+function NullableOut<T extends TSchema>(schema: T) {
+  const raw = schema as unknown as { type?: string; enum?: unknown[] };
+  const type = raw.type ?? "string";
+  const out: Record<string, unknown> = { ...(schema as object), type: [type, "null"] };
+  if (raw.enum) out.enum = [...raw.enum, null];
+  return Type.Unsafe<Static<T> | null>(out);
+}
 
 const Region = literals(REGIONS, "Ingress region: global, europe or us.");
 const Action = literals(FILTER_ACTIONS, "block refuses, redact replaces with the label, flag only records.");
@@ -125,16 +137,16 @@ export function guardrailSchemas(familyIds: string[]) {
     {
       id: Uuid,
       name: Type.String(),
-      description: Nullable(Type.String()),
+      description: NullableOut(Type.String()),
       workspace_id: Uuid,
       created_at: Type.String({ format: "date-time" }),
-      updated_at: Nullable(Type.String({ format: "date-time" })),
-      allowed_data_regions: Nullable(Type.Array(Region)),
-      allowed_models: Nullable(Type.Array(Type.String())),
-      allowed_providers: Nullable(Type.Array(Type.String())),
-      ignored_models: Nullable(Type.Array(Type.String())),
-      ignored_providers: Nullable(Type.Array(Type.String())),
-      content_filter_builtins: Nullable(
+      updated_at: NullableOut(Type.String({ format: "date-time" })),
+      allowed_data_regions: NullableOut(Type.Array(Region)),
+      allowed_models: NullableOut(Type.Array(Type.String())),
+      allowed_providers: NullableOut(Type.Array(Type.String())),
+      ignored_models: NullableOut(Type.Array(Type.String())),
+      ignored_providers: NullableOut(Type.Array(Type.String())),
+      content_filter_builtins: NullableOut(
         Type.Array(
           Type.Object({
             slug: Type.String(),
@@ -144,8 +156,10 @@ export function guardrailSchemas(familyIds: string[]) {
           }),
         ),
       ),
-      content_filters: Nullable(
-        Type.Array(Type.Object({ pattern: Type.String(), action: Action, label: Nullable(Type.String()) })),
+      content_filters: NullableOut(
+        Type.Array(
+          Type.Object({ pattern: Type.String(), action: Action, label: NullableOut(Type.String()) }),
+        ),
       ),
       enable_free_model_publication: Type.Boolean(),
       enable_free_model_training: Type.Boolean(),
@@ -153,8 +167,8 @@ export function guardrailSchemas(familyIds: string[]) {
       enforce_zdr: Type.Null({ deprecated: true }),
       ...zdrOut,
       include_byok_in_budgets: Type.Boolean(),
-      limit_usd: Nullable(Type.Number()),
-      reset_interval: Nullable(literals(RESET_INTERVALS)),
+      limit_usd: NullableOut(Type.Number()),
+      reset_interval: NullableOut(literals(RESET_INTERVALS)),
     },
     { $id: "Guardrail" },
   );
