@@ -1,11 +1,12 @@
 import type { Selectable } from "kysely";
+import { insertRow } from "./prepared-insert.js";
 import type { AuditTable, Executor } from "./schema.js";
 
 export type AuditEntry = Selectable<AuditTable>;
 
 /** Appends an entry, in the caller's transaction. */
 export async function insertAuditEntry(db: Executor, entry: Omit<AuditEntry, "seq">): Promise<void> {
-  await db.insertInto("audit_log").values(entry).execute();
+  await insertRow(db, "audit_log", entry as AuditTable);
 }
 
 export async function listAuditEntries(

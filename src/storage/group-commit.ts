@@ -54,8 +54,9 @@ export class GroupCommitter {
     try {
       const trx = await this.db.startTransaction().execute();
       try {
-        for (const [i, item] of batch.entries()) {
-          const name = `change_${i}`;
+        for (const item of batch) {
+          // One name for every change: each savepoint is released before the next is made.
+          const name = "change";
           const point = await trx.savepoint(name).execute();
           try {
             const value = await item.work(point);

@@ -1,6 +1,7 @@
 import type { Region } from "../domain/catalog.js";
 import type { BuiltinFilter, CustomFilter } from "../domain/content-filters.js";
 import type { Guardrail, ResetInterval } from "../domain/guardrail.js";
+import { insertRow } from "./prepared-insert.js";
 import type { Executor, GuardrailTable } from "./schema.js";
 
 function json<T>(text: string | null): T | null {
@@ -68,7 +69,7 @@ export function guardrailToRow(g: Guardrail): GuardrailTable {
 }
 
 export async function insertGuardrail(db: Executor, g: Guardrail): Promise<void> {
-  await db.insertInto("guardrails").values(guardrailToRow(g)).execute();
+  await insertRow(db, "guardrails", guardrailToRow(g));
 }
 
 /** Every query names the organization: another organization's guardrail does not exist (decisions §2). */
