@@ -100,6 +100,25 @@ describe("key assignments (decisions §8)", () => {
     assert.equal(all.data[0]?.key_hash, k.hash);
   });
 
+  it("concurrent assignments of one key to several guardrails leave it with exactly one (decisions §8)", async () => {
+    const org = await server.newOrg();
+    const steps = orgSteps(server, org);
+    const k = await steps.key();
+    const gs = [
+      await steps.guardrail(),
+      await steps.guardrail(),
+      await steps.guardrail(),
+      await steps.guardrail(),
+    ];
+    const results = await Promise.all(
+      gs.map((g) => steps.api.post(`/api/v1/guardrails/${g.id}/assignments/keys`, { key_hashes: [k.hash] })),
+    );
+    for (const res of results) assert.deepEqual([res.status, res.body], [200, { assigned_count: 1 }]);
+    const all = await steps.list("/api/v1/guardrails/assignments/keys");
+    assert.equal(all.total_count, 1);
+    assert.ok(gs.some((g) => g.id === all.data[0]?.guardrail_id));
+  });
+
   it("a key of another workspace is 400 naming /key_hashes/<i>, and nothing of the request is stored (decisions §8)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);

@@ -121,6 +121,9 @@ describe("the audit log (issue 3)", () => {
     await steps.deleted(`/api/v1/guardrails/${created.id}`);
     const m = await steps.member("m", { name: "Old" });
     const m2 = (await steps.api.patch("/api/v1/members/m", { name: "New" })).body.data;
+    const key = await steps.key();
+    await steps.deleted(`/api/v1/keys/${key.hash}`);
+    await steps.deleted("/api/v1/members/m");
     const log = await auditLog(org);
     const byAction = new Map(log.data.map((e) => [e.action, e]));
     // An update records the properties it changed (implementation choice), with their values around it.
@@ -133,6 +136,12 @@ describe("the audit log (issue 3)", () => {
     assert.deepEqual(byAction.get("member.create")?.after, m);
     assert.deepEqual(byAction.get("member.update")?.before, m);
     assert.deepEqual(byAction.get("member.update")?.after, m2);
+    assert.equal(byAction.get("member.delete")?.before?.user_id, "m");
+    assert.equal(byAction.get("member.delete")?.after, null);
+    assert.equal(byAction.get("key.create")?.before, null);
+    assert.equal(byAction.get("key.create")?.after?.hash, key.hash);
+    assert.equal(byAction.get("key.delete")?.before?.hash, key.hash);
+    assert.equal(byAction.get("key.delete")?.after, null);
   });
 
   it("materializing the workspace default guardrail is recorded with before null (issue 3; decisions §7)", async () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
+import { clientFor, startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
 import { currentKey, INVALID_KEY, layersOf, orgSteps } from "./org-support.js";
 
 /**
@@ -16,6 +16,15 @@ describe("freshness of the effective policy (issue 3)", () => {
   after(async () => {
     await server.close();
   });
+
+  /** A revoked key is unknown everywhere: on its own view and on a management route alike (decisions §2). */
+  async function assertRevoked(secret: string) {
+    for (const path of ["/api/v1/key", "/api/v1/guardrails"]) {
+      const res = await clientFor(server, secret).get(path);
+      assert.equal(res.status, 401, path);
+      assert.deepEqual(res.body, INVALID_KEY, path);
+    }
+  }
 
   async function setup(org: TestOrg) {
     const steps = orgSteps(server, org);
@@ -126,10 +135,9 @@ describe("freshness of the effective policy (issue 3)", () => {
   it("deleting the key makes its very next request 401 Invalid API key (issue 3; decisions §2)", async () => {
     const { steps, key } = await setup(await server.newOrg());
     assert.equal((await currentKey(server, key.secret)).status, 200);
+    assert.equal((await clientFor(server, key.secret).get("/api/v1/guardrails")).status, 403);
     await steps.deleted(`/api/v1/keys/${key.hash}`);
-    const res = await currentKey(server, key.secret);
-    assert.equal(res.status, 401);
-    assert.deepEqual(res.body, INVALID_KEY);
+    await assertRevoked(key.secret);
   });
 
   it("deleting the key's member or its workspace makes the key's very next request 401 (issue 3)", async () => {
@@ -139,11 +147,14 @@ describe("freshness of the effective policy (issue 3)", () => {
     const inA = await steps.key({ workspace_id: a.id });
     assert.equal((await currentKey(server, key.secret)).status, 200);
     assert.equal((await currentKey(server, inA.secret)).status, 200);
+    // Authentication is cached too: warm it on a management route (403 for an inference key).
+    for (const k of [key, inA])
+      assert.equal((await clientFor(server, k.secret).get("/api/v1/guardrails")).status, 403);
     await steps.deleted("/api/v1/members/m");
-    assert.deepEqual((await currentKey(server, key.secret)).body, INVALID_KEY);
+    await assertRevoked(key.secret);
     assert.equal((await currentKey(server, inA.secret)).status, 200);
     await steps.deleted(`/api/v1/workspaces/${a.id}`);
-    assert.deepEqual((await currentKey(server, inA.secret)).body, INVALID_KEY);
+    await assertRevoked(inA.secret);
   });
 
   it("another organization's changes leave a key's policy as it was (decisions §2)", async () => {

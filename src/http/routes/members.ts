@@ -19,7 +19,8 @@ import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
 const UserId = Type.String({
   minLength: 1,
   maxLength: 200,
-  pattern: "^[^\\s/]+$",
+  // "." and ".." are refused: URL parsers drop them as path segments, so /members/.. is unreachable.
+  pattern: "^(?!\\.{1,2}$)[^\\s/]+$",
   description: "Your identifier of the person.",
 });
 const NullableText = (maxLength: number) =>
