@@ -1,7 +1,7 @@
 import type { Region } from "../domain/catalog.js";
 import type { BuiltinFilter, CustomFilter } from "../domain/content-filters.js";
 import type { Guardrail, ResetInterval } from "../domain/guardrail.js";
-import { insertRow } from "./prepared-insert.js";
+import { insertRow, runShaped } from "./prepared-insert.js";
 import type { Executor, GuardrailTable } from "./schema.js";
 
 function json<T>(text: string | null): T | null {
@@ -119,14 +119,20 @@ export async function updateGuardrailIfVersion(
   expectedVersion: number,
 ): Promise<boolean> {
   const { id, organization_id, created_at, ...changes } = guardrailToRow(g);
-  const result = await db
-    .updateTable("guardrails")
-    .set(changes)
-    .where("organization_id", "=", organization_id)
-    .where("id", "=", id)
-    .where("version", "=", expectedVersion)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const columns = Object.keys(changes) as (keyof typeof changes)[];
+  const result = await runShaped(
+    db,
+    `update:guardrails:${columns.join(",")}`,
+    [...columns.map((c) => changes[c]), organization_id, id, expectedVersion],
+    () =>
+      db
+        .updateTable("guardrails")
+        .set(changes)
+        .where("organization_id", "=", organization_id)
+        .where("id", "=", id)
+        .where("version", "=", expectedVersion),
+  );
+  return Number(result.numAffectedRows ?? 0) === 1;
 }
 
 export async function deleteGuardrail(db: Executor, organizationId: string, id: string): Promise<boolean> {
