@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect, type SqliteDatabase as SqliteDialectDatabase, sql } from "kysely";
+import { startCheckpointer } from "./checkpointer.js";
 import { GroupCommitter } from "./group-commit.js";
 import { migrateToLatest } from "./migrations.js";
 import type { Db, Executor } from "./schema.js";
@@ -72,6 +73,9 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   sqlite.pragma(`synchronous = ${options.sqliteSynchronous === "full" ? "FULL" : "NORMAL"}`);
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
+  const checkpointer = file === ":memory:" ? undefined : startCheckpointer(file);
+  // The worker checkpoints; this connection only does so if the WAL grows past ~80 MB regardless.
+  if (checkpointer) sqlite.pragma("wal_autocheckpoint = 20000");
   const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrateToLatest(db);
   const committer = new GroupCommitter(db);
@@ -83,6 +87,7 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
       await sql`select 1`.execute(db);
     },
     async close() {
+      await checkpointer?.stop();
       await db.destroy();
     },
   };
