@@ -48,7 +48,7 @@ export async function resolveKeyPolicy(deps: ServiceDeps, keyHash: string): Prom
     keyHash,
     async () => {
       const key = await findKeyByHash(deps.db, keyHash);
-      if (!key || key.kind !== "inference" || key.disabled === 1) return null;
+      if (key?.kind !== "inference" || key.disabled === 1) return null;
       const applied = await loadApplied(deps, key);
       return {
         key,

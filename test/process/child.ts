@@ -151,3 +151,14 @@ export async function api(
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
+
+/** Runs one CLI command to its end; returns its exit code and output. */
+export async function runCli(args: string[], env: Record<string, string>) {
+  const child = spawnCli(args, { LOG_LEVEL: "silent", ...env });
+  try {
+    const code = await child.exited();
+    return { code, stdout: child.stdout(), stderr: child.stderr() };
+  } finally {
+    child.kill("SIGKILL");
+  }
+}

@@ -8,21 +8,10 @@ import {
   api,
   type Child,
   randomManagementKey,
+  runCli,
   type ServerChild,
-  spawnCli,
   startServerProcess,
 } from "./child.js";
-
-/** Runs one CLI command to its end; returns its exit code and output. */
-async function runCli(args: string[], env: Record<string, string>) {
-  const child = spawnCli(args, { LOG_LEVEL: "silent", ...env });
-  try {
-    const code = await child.exited();
-    return { code, stdout: child.stdout(), stderr: child.stderr() };
-  } finally {
-    child.kill("SIGKILL");
-  }
-}
 
 describe("keys create --workspace <id> --member <user_id> (issue 3)", () => {
   let dir: string;

@@ -8,21 +8,10 @@ import {
   api,
   type Child,
   randomManagementKey,
+  runCli,
   type ServerChild,
-  spawnCli,
   startServerProcess,
 } from "./child.js";
-
-/** Runs one CLI command to its end; returns its exit code and output. */
-async function runCli(args: string[], env: Record<string, string>) {
-  const child = spawnCli(args, { LOG_LEVEL: "silent", ...env });
-  try {
-    const code = await child.exited();
-    return { code, stdout: child.stdout(), stderr: child.stderr() };
-  } finally {
-    child.kill("SIGKILL");
-  }
-}
 
 describe("the command line against a running server on the same database", () => {
   let dir: string;
