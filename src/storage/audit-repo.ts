@@ -1,6 +1,6 @@
 import type { Selectable } from "kysely";
-import { insertRow } from "./prepared-insert.js";
 import type { AuditTable, Executor } from "./schema.js";
+import { insertRow } from "./shaped-query.js";
 
 export type AuditEntry = Selectable<AuditTable>;
 

@@ -1,8 +1,8 @@
 import type { Region } from "../domain/catalog.js";
 import type { BuiltinFilter, CustomFilter } from "../domain/content-filters.js";
 import type { Guardrail, ResetInterval } from "../domain/guardrail.js";
-import { insertRow, runShaped } from "./prepared-insert.js";
 import type { Executor, GuardrailTable } from "./schema.js";
+import { insertRow, runShaped } from "./shaped-query.js";
 
 function json<T>(text: string | null): T | null {
   return text === null ? null : (JSON.parse(text) as T);
@@ -78,12 +78,14 @@ export async function findGuardrail(
   organizationId: string,
   id: string,
 ): Promise<Guardrail | undefined> {
-  const row = await db
-    .selectFrom("guardrails")
-    .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where("id", "=", id)
-    .executeTakeFirst();
+  const result = await runShaped(db, "select:guardrails:by-id", [organizationId, id], () =>
+    db
+      .selectFrom("guardrails")
+      .selectAll()
+      .where("organization_id", "=", organizationId)
+      .where("id", "=", id),
+  );
+  const row = result.rows[0] as GuardrailTable | undefined;
   return row ? rowToGuardrail(row) : undefined;
 }
 

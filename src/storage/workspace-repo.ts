@@ -1,4 +1,5 @@
 import type { Executor, OrganizationTable, WorkspaceTable } from "./schema.js";
+import { runShaped } from "./shaped-query.js";
 
 export type Workspace = WorkspaceTable;
 export type Organization = OrganizationTable;
@@ -49,12 +50,14 @@ export async function findDefaultWorkspace(
   db: Executor,
   organizationId: string,
 ): Promise<Workspace | undefined> {
-  return db
-    .selectFrom("workspaces")
-    .innerJoin("organizations", "organizations.default_workspace_id", "workspaces.id")
-    .selectAll("workspaces")
-    .where("organizations.id", "=", organizationId)
-    .executeTakeFirst();
+  const result = await runShaped(db, "select:workspaces:default", [organizationId], () =>
+    db
+      .selectFrom("workspaces")
+      .innerJoin("organizations", "organizations.default_workspace_id", "workspaces.id")
+      .selectAll("workspaces")
+      .where("organizations.id", "=", organizationId),
+  );
+  return result.rows[0] as Workspace | undefined;
 }
 
 export async function findWorkspaceByDefaultGuardrail(

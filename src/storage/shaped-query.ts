@@ -15,7 +15,7 @@ export async function runShaped(
   shape: string,
   parameters: unknown[],
   build: () => Compilable,
-): Promise<{ numAffectedRows?: bigint }> {
+): Promise<{ numAffectedRows?: bigint; rows: unknown[] }> {
   const known = compiled.get(shape);
   if (known !== undefined) return db.executeQuery(CompiledQuery.raw(known, parameters));
   const query = build().compile();
