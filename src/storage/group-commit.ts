@@ -1,4 +1,9 @@
+import { CompiledQuery } from "kysely";
 import type { Db, Executor } from "./schema.js";
+
+const SAVEPOINT = CompiledQuery.raw("savepoint change");
+const RELEASE = CompiledQuery.raw("release savepoint change");
+const ROLLBACK_TO = CompiledQuery.raw("rollback to savepoint change");
 
 interface Pending {
   work: (tx: Executor) => Promise<unknown>;
@@ -55,16 +60,15 @@ export class GroupCommitter {
       const trx = await this.db.startTransaction().execute();
       try {
         for (const item of batch) {
-          // One name for every change: each savepoint is released before the next is made.
-          const name = "change";
-          const point = await trx.savepoint(name).execute();
+          // Plain SQL savepoints: one name serves every change, each released before the next.
+          await trx.executeQuery(SAVEPOINT);
           try {
-            const value = await item.work(point);
-            await point.releaseSavepoint(name).execute();
+            const value = await item.work(trx);
+            await trx.executeQuery(RELEASE);
             outcomes.push({ ok: true, value });
           } catch (error) {
-            await point.rollbackToSavepoint(name).execute();
-            await point.releaseSavepoint(name).execute();
+            await trx.executeQuery(ROLLBACK_TO);
+            await trx.executeQuery(RELEASE);
             outcomes.push({ ok: false, error });
           }
         }
