@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: POST create and PATCH update of guardrails under autocannon (50 connections),
- * beside a baseline measured in the same run — a bare Fastify route inserting/updating a row of the
- * same size with better-sqlite3. Each server runs in its own child process, started the same way, so
+ * beside a baseline measured in the same run — a bare Fastify route inserting a row of the same size
+ * with better-sqlite3 (the issue's baseline, for both ratios), and for information a bare UPDATE. Each server runs in its own child process, started the same way, so
  * the load generator never shares the server's event loop. A report, not a test: always exits 0.
  *
  * Environment: BENCH_DURATION (seconds measured per scenario, default 8), BENCH_WARMUP (default 2),
@@ -189,10 +189,14 @@ function printReport(baseline: Measured[], service: Measured[]): void {
   console.log(line(columns));
   console.log(line(widths.map((w) => "-".repeat(w))));
   let allMet = true;
+  // The issue defines one baseline, "a bare Fastify route that inserts a row of the same size": both
+  // targets are against it. The bare UPDATE row is printed beside update for information.
+  const insertBaseline = baseline.find((m) => m.scenario === "create");
   for (const s of service) {
     const b = baseline.find((m) => m.scenario === s.scenario);
-    if (!b) continue;
-    const ratio = b.rps > 0 ? s.rps / b.rps : 0;
+    if (!b || !insertBaseline) continue;
+    const ratio = insertBaseline.rps > 0 ? s.rps / insertBaseline.rps : 0;
+    const sameKind = b.rps > 0 ? s.rps / b.rps : 0;
     const ratioOk = ratio >= TARGET_RATIO;
     const p99Ok = s.p99 <= TARGET_P99_MS;
     const clean = s.non2xx === 0 && s.errors === 0;
@@ -201,9 +205,10 @@ function printReport(baseline: Measured[], service: Measured[]): void {
       `ratio ${ratioOk ? "ok" : "MISSED"} (≥${TARGET_RATIO})`,
       `p99 ${p99Ok ? "ok" : "MISSED"} (≤${TARGET_P99_MS})`,
       ...(clean ? [] : ["NON-2XX/ERRORS"]),
+      ...(b === insertBaseline ? [] : [`${sameKind.toFixed(2)} of the bare UPDATE`]),
     ].join(", ");
     for (const [m, r, v] of [
-      [b, "1.00", ""],
+      [b, b === insertBaseline ? "1.00" : "-", b === insertBaseline ? "" : "(information only)"],
       [s, ratio.toFixed(2), verdict],
     ] as const) {
       console.log(
@@ -224,7 +229,7 @@ function printReport(baseline: Measured[], service: Measured[]): void {
   console.log("\nstatus codes:");
   for (const m of [...baseline, ...service]) console.log(`  ${m.scenario}/${m.server}: ${m.statuses || "-"}`);
   console.log(
-    `\nresult: ${allMet ? "all targets met" : "TARGETS MISSED"} (create and update ≥ ${TARGET_RATIO}× baseline req/s, p99 ≤ ${TARGET_P99_MS} ms, no non-2xx)`,
+    `\nresult: ${allMet ? "all targets met" : "TARGETS MISSED"} (create and update ≥ ${TARGET_RATIO}× the bare insert's req/s, p99 ≤ ${TARGET_P99_MS} ms, no non-2xx)`,
   );
   if (CPU_PROF) console.log(`cpu profiles of the server processes: ${resolve(CPU_PROF)}`);
 }
