@@ -1,20 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { clientFor, startTestServer, type TestServer } from "../helpers/server.js";
+import { BUILTIN_LABELS } from "./guardrail-arbitraries.js";
 import { assertInvalid, createGuardrail, getGuardrail, listGuardrails } from "./guardrail-support.js";
 
-/** Builtin slugs and the labels the system assigns to them (decisions §6). */
-const BUILTIN_LABELS: Record<string, string> = {
-  email: "[EMAIL]",
-  phone: "[PHONE]",
-  ssn: "[SSN]",
-  "credit-card": "[CREDIT_CARD]",
-  "ip-address": "[IP_ADDRESS]",
-  secrets: "[SECRET]",
-  "person-name": "[PERSON_NAME]",
-  address: "[ADDRESS]",
-  "regex-prompt-injection": "[PROMPT_INJECTION]",
-};
 const ACTIONS = ["block", "redact", "flag"];
 
 describe("content filters on create and update (decisions §6)", () => {

@@ -151,83 +151,38 @@ export function assignmentRoutes(app: FastifyInstance, deps: ServiceDeps): void 
     }),
   );
 
-  app.get(
-    "/api/v1/guardrails/:id/assignments/keys",
-    {
-      config,
-      schema: {
-        tags,
-        summary: "List a guardrail's key assignments",
-        params: IdParams,
-        querystring: Pagination,
-        response: { 200: listOf(KeyAssignment), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const result = await keyAssignments(
-        deps,
-        principalOf(request),
-        page(request.query as object),
-        idOf(request.params),
+  // The four list routes: per guardrail and across the organization, for keys and for members.
+  const lists = [
+    { kind: "keys", item: KeyAssignment, list: keyAssignments },
+    { kind: "members", item: MemberAssignment, list: memberAssignments },
+  ] as const;
+  for (const { kind, item, list } of lists) {
+    for (const perGuardrail of [true, false]) {
+      app.get(
+        perGuardrail
+          ? `/api/v1/guardrails/:id/assignments/${kind}`
+          : `/api/v1/guardrails/assignments/${kind}`,
+        {
+          config,
+          schema: {
+            tags,
+            summary: perGuardrail
+              ? `List a guardrail's ${kind.slice(0, -1)} assignments`
+              : `List all ${kind.slice(0, -1)} assignments`,
+            ...(perGuardrail ? { params: IdParams } : {}),
+            querystring: Pagination,
+            response: {
+              200: listOf(item),
+              ...errorResponses(...(perGuardrail ? [400, 401, 403, 404] : [400, 401, 403])),
+            },
+          },
+        },
+        async (request) => {
+          const id = perGuardrail ? idOf(request.params) : undefined;
+          const result = await list(deps, principalOf(request), page(request.query as object), id);
+          return { data: result.items, total_count: result.total };
+        },
       );
-      return { data: result.items, total_count: result.total };
-    },
-  );
-
-  app.get(
-    "/api/v1/guardrails/:id/assignments/members",
-    {
-      config,
-      schema: {
-        tags,
-        summary: "List a guardrail's member assignments",
-        params: IdParams,
-        querystring: Pagination,
-        response: { 200: listOf(MemberAssignment), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const result = await memberAssignments(
-        deps,
-        principalOf(request),
-        page(request.query as object),
-        idOf(request.params),
-      );
-      return { data: result.items, total_count: result.total };
-    },
-  );
-
-  app.get(
-    "/api/v1/guardrails/assignments/keys",
-    {
-      config,
-      schema: {
-        tags,
-        summary: "List all key assignments",
-        querystring: Pagination,
-        response: { 200: listOf(KeyAssignment), ...errorResponses(400, 401, 403) },
-      },
-    },
-    async (request) => {
-      const result = await keyAssignments(deps, principalOf(request), page(request.query as object));
-      return { data: result.items, total_count: result.total };
-    },
-  );
-
-  app.get(
-    "/api/v1/guardrails/assignments/members",
-    {
-      config,
-      schema: {
-        tags,
-        summary: "List all member assignments",
-        querystring: Pagination,
-        response: { 200: listOf(MemberAssignment), ...errorResponses(400, 401, 403) },
-      },
-    },
-    async (request) => {
-      const result = await memberAssignments(deps, principalOf(request), page(request.query as object));
-      return { data: result.items, total_count: result.total };
-    },
-  );
+    }
+  }
 }
