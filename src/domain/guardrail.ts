@@ -5,10 +5,9 @@ import {
   builtinLabel,
   type CustomFilter,
   checkPatterns,
-  DEFAULT_REDACT_LABEL,
   normalizeBuiltins,
 } from "./content-filters.js";
-import { AppError, type Issue, invalidRequest } from "./errors.js";
+import { type Issue, invalidRequest } from "./errors.js";
 import { MAX_LIMIT_USD, microsToUsd, usdToMicros } from "./money.js";
 
 export const RESET_INTERVALS = ["daily", "weekly", "monthly"] as const;
@@ -259,11 +258,6 @@ export function presentGuardrail(g: Guardrail, familyIds: string[]): Record<stri
   return out;
 }
 
-/** The label a custom filter redacts with. */
-export function customLabel(f: CustomFilter): string {
-  return f.label ?? DEFAULT_REDACT_LABEL;
-}
-
 export function etagOf(g: Pick<Guardrail, "version">): string {
   return `"${g.version}"`;
 }
@@ -282,8 +276,4 @@ export function ifMatchSatisfied(header: string, current: Pick<Guardrail, "versi
     .split(",")
     .map((t) => t.trim().replace(/^W\//, ""))
     .includes(tag);
-}
-
-export function assertNever(x: never): never {
-  throw new AppError("internal", { unexpected: String(x) });
 }

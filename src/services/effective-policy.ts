@@ -61,11 +61,6 @@ export async function resolveKeyPolicy(deps: ServiceDeps, keyHash: string): Prom
   return result ?? undefined;
 }
 
-/** Synchronous warm-cache lookup, for the hot path and its benchmark. */
-export function cachedKeyPolicy(deps: ServiceDeps, keyHash: string): KeyPolicy | null | undefined {
-  return deps.caches.keyPolicies.get(keyHash);
-}
-
 export interface BudgetStatus extends BudgetLayer {
   window: BudgetWindow;
   spent_micros: number;
