@@ -27,7 +27,7 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(file: string, intervalMs = 200): Checkpointer {
+export function startCheckpointer(file: string, intervalMs = 50): Checkpointer {
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs } });
   // The process may exit without waiting for it: it holds no state of its own.
