@@ -1,5 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { authenticate, requireInference, requireManagement } from "../services/authenticate.js";
+import {
+  authenticate,
+  authenticateCached,
+  requireInference,
+  requireManagement,
+} from "../services/authenticate.js";
 import type { Principal, ServiceDeps } from "../services/context.js";
 
 export type AuthRequirement = "management" | "inference" | "none";
@@ -20,13 +25,35 @@ declare module "fastify" {
  */
 export function installAuth(app: FastifyInstance, deps: ServiceDeps): void {
   app.decorateRequest("principal", undefined);
-  app.addHook("onRequest", async (request) => {
-    const requirement = request.routeOptions.config.auth ?? "none";
-    if (requirement === "none") return;
-    const principal = await authenticate(deps, request.headers.authorization);
+  const admit = (request: FastifyRequest, requirement: AuthRequirement, principal: Principal) => {
     if (requirement === "management") requireManagement(principal);
     if (requirement === "inference") requireInference(principal);
     request.principal = principal;
+  };
+  // Callback style with a synchronous path for a cached key: this runs on every request.
+  app.addHook("onRequest", (request, _reply, done) => {
+    const requirement = request.routeOptions.config.auth ?? "none";
+    if (requirement === "none") return done();
+    try {
+      const cached = authenticateCached(deps, request.headers.authorization);
+      if (cached) {
+        admit(request, requirement, cached);
+        return done();
+      }
+    } catch (err) {
+      return done(err as Error);
+    }
+    authenticate(deps, request.headers.authorization).then(
+      (principal) => {
+        try {
+          admit(request, requirement, principal);
+          done();
+        } catch (err) {
+          done(err as Error);
+        }
+      },
+      (err: Error) => done(err),
+    );
   });
 }
 

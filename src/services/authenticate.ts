@@ -7,11 +7,24 @@ import { hashSecret } from "./keys.js";
  * Resolves an Authorization header to its caller (decisions §2). The secret is hashed before the
  * lookup, so the comparison is on a digest the caller cannot steer byte by byte.
  */
-export async function authenticate(deps: ServiceDeps, header: string | undefined): Promise<Principal> {
+/** The hash of the key in an Authorization header; throws the 401s of decisions §2. */
+function keyHashOf(header: string | undefined): string {
   if (header === undefined || header.trim() === "") throw new AppError("missing_authentication");
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!match?.[1] || match[1].length > 512) throw new AppError("invalid_api_key");
-  const hash = hashSecret(match[1]);
+  return hashSecret(match[1]);
+}
+
+/**
+ * The caller from the warm cache, without a round trip through a promise: undefined when the key
+ * is not cached (then `authenticate` looks it up). Throws the 401s for a missing or malformed header.
+ */
+export function authenticateCached(deps: ServiceDeps, header: string | undefined): Principal | undefined {
+  return deps.caches.principals.get(keyHashOf(header)) ?? undefined;
+}
+
+export async function authenticate(deps: ServiceDeps, header: string | undefined): Promise<Principal> {
+  const hash = keyHashOf(header);
   const principal = await deps.caches.principals.getOrCompute(
     hash,
     async () => {
