@@ -15,8 +15,9 @@ interface Pending {
 const MAX_BATCH = 64;
 
 /**
- * Group commit for the embedded database. SQLite runs one write transaction at a time, and its
- * COMMIT (writing the dirty pages to the WAL) costs more than the rest of a typical change. Changes
+ * Group commit for the embedded database, used with synchronous=FULL. SQLite runs one write
+ * transaction at a time, and with FULL each COMMIT waits for an fsync, which costs more than the
+ * rest of a typical change. Changes
  * that arrive while a commit is under way are run one after another inside one transaction, each in
  * its own savepoint (a change that fails is rolled back alone), and committed together. Every caller
  * is answered only after the shared COMMIT, so an answered change is as durable as before. An idle

@@ -36,6 +36,8 @@ export interface TestServerOptions {
   now?: () => Date;
   bodyLimit?: number;
   trustForwardedHost?: boolean;
+  /** "full" also turns on group commit (src/storage/database.ts). */
+  sqliteSynchronous?: "normal" | "full";
 }
 
 /** Region addresses of test servers: three host names, all on the loopback address. */
@@ -49,7 +51,9 @@ export const TEST_REGION_BASE_URLS = {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "guardrails-test-"));
   const dbFile = join(dir, "guardrails.db");
-  const database = await openDatabase(`sqlite:${dbFile}`, { sqliteSynchronous: "normal" });
+  const database = await openDatabase(`sqlite:${dbFile}`, {
+    sqliteSynchronous: options.sqliteSynchronous ?? "normal",
+  });
   const catalogData = options.catalog ?? loadCatalogFile(options.configFile ?? DEFAULT_CONFIG_FILE);
   const deps = {
     ...createServiceDeps({

@@ -8,64 +8,66 @@ import { clientFor, startTestServer, type TestServer } from "../helpers/server.j
  * the real SQLite file makes every audit insert of one organization fail; the change must then be
  * answered with a 500 and leave nothing behind, while other organizations carry on.
  */
-describe("the audit entry and its change are one transaction (issue 3)", () => {
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(async () => {
-    await server.close();
-  });
+for (const synchronous of ["normal", "full"] as const) {
+  describe(`the audit entry and its change are one transaction (issue 3; synchronous=${synchronous}${synchronous === "full" ? ", group commit" : ""})`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ sqliteSynchronous: synchronous });
+    });
+    after(async () => {
+      await server.close();
+    });
 
-  async function breakAuditFor(organizationId: string): Promise<void> {
-    // A trigger body cannot take parameters; the id is a UUID we generated, so inlining it is safe.
-    assert.match(organizationId, /^[0-9a-f-]{36}$/);
-    await sql
-      .raw(
-        `create trigger audit_fails_${organizationId.replaceAll("-", "_")} before insert on audit_log
+    async function breakAuditFor(organizationId: string): Promise<void> {
+      // A trigger body cannot take parameters; the id is a UUID we generated, so inlining it is safe.
+      assert.match(organizationId, /^[0-9a-f-]{36}$/);
+      await sql
+        .raw(
+          `create trigger audit_fails_${organizationId.replaceAll("-", "_")} before insert on audit_log
          when new.organization_id = '${organizationId}'
          begin select raise(abort, 'audit storage unavailable'); end`,
-      )
-      .execute(server.database.db);
-  }
+        )
+        .execute(server.database.db);
+    }
 
-  it("when the audit entry cannot be written, a create, an update and a delete do not happen (500, nothing changed)", async () => {
-    const org = await server.newOrg();
-    const api = clientFor(server, org.key);
-    const created = await api.post("/api/v1/guardrails", { name: "before the failure" });
-    assert.equal(created.status, 201);
-    const id = created.body.data.id as string;
+    it("when the audit entry cannot be written, a create, an update and a delete do not happen (500, nothing changed)", async () => {
+      const org = await server.newOrg();
+      const api = clientFor(server, org.key);
+      const created = await api.post("/api/v1/guardrails", { name: "before the failure" });
+      assert.equal(created.status, 201);
+      const id = created.body.data.id as string;
 
-    await breakAuditFor(org.organizationId);
+      await breakAuditFor(org.organizationId);
 
-    const create = await api.post("/api/v1/guardrails", { name: "never stored" });
-    assert.equal(create.status, 500);
-    assert.deepEqual(create.body, { error: { code: 500, message: "Internal Server Error" } });
-    const update = await api.patch(`/api/v1/guardrails/${id}`, { name: "never renamed" });
-    assert.equal(update.status, 500);
-    const removal = await api.delete(`/api/v1/guardrails/${id}`);
-    assert.equal(removal.status, 500);
-    const key = await api.post("/api/v1/keys", { name: "never made" });
-    assert.equal(key.status, 500);
+      const create = await api.post("/api/v1/guardrails", { name: "never stored" });
+      assert.equal(create.status, 500);
+      assert.deepEqual(create.body, { error: { code: 500, message: "Internal Server Error" } });
+      const update = await api.patch(`/api/v1/guardrails/${id}`, { name: "never renamed" });
+      assert.equal(update.status, 500);
+      const removal = await api.delete(`/api/v1/guardrails/${id}`);
+      assert.equal(removal.status, 500);
+      const key = await api.post("/api/v1/keys", { name: "never made" });
+      assert.equal(key.status, 500);
 
-    const list = await api.get("/api/v1/guardrails");
-    assert.deepEqual(
-      list.body.data.map((g: { id: string; name: string }) => [g.id, g.name]),
-      [[id, "before the failure"]],
-    );
-    assert.equal((await api.get("/api/v1/keys")).body.total_count, 0);
+      const list = await api.get("/api/v1/guardrails");
+      assert.deepEqual(
+        list.body.data.map((g: { id: string; name: string }) => [g.id, g.name]),
+        [[id, "before the failure"]],
+      );
+      assert.equal((await api.get("/api/v1/keys")).body.total_count, 0);
 
-    // Another organization is unaffected, even when its change shares a group commit with a failing one.
-    const other = await server.newOrg();
-    const results = await Promise.all([
-      clientFor(server, other.key).post("/api/v1/guardrails", { name: "fine" }),
-      api.post("/api/v1/guardrails", { name: "still failing" }),
-    ]);
-    assert.deepEqual(
-      results.map((r) => r.status),
-      [201, 500],
-    );
-    assert.equal((await clientFor(server, other.key).get("/api/v1/guardrails")).body.total_count, 1);
-    assert.equal((await api.get("/api/v1/guardrails")).body.total_count, 1);
+      // Another organization is unaffected, even when (group commit) its change shares a commit with a failing one.
+      const other = await server.newOrg();
+      const results = await Promise.all([
+        clientFor(server, other.key).post("/api/v1/guardrails", { name: "fine" }),
+        api.post("/api/v1/guardrails", { name: "still failing" }),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        [201, 500],
+      );
+      assert.equal((await clientFor(server, other.key).get("/api/v1/guardrails")).body.total_count, 1);
+      assert.equal((await api.get("/api/v1/guardrails")).body.total_count, 1);
+    });
   });
-});
+}

@@ -5,12 +5,12 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type DatabaseHandle, openDatabase } from "../../src/storage/database.js";
 
-describe("group commit on SQLite: concurrent changes share a commit, each keeps its own outcome", () => {
+describe("group commit on SQLite (synchronous=full): concurrent changes share a commit, each keeps its own outcome", () => {
   let dir: string;
   let database: DatabaseHandle;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "guardrails-group-commit-"));
-    database = await openDatabase(`sqlite:${join(dir, "g.db")}`, { sqliteSynchronous: "normal" });
+    database = await openDatabase(`sqlite:${join(dir, "g.db")}`, { sqliteSynchronous: "full" });
   });
   after(async () => {
     await database.close();
