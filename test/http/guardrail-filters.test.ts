@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { clientFor, startTestServer, type TestServer } from "../helpers/server.js";
 import { BUILTIN_LABELS } from "./guardrail-arbitraries.js";
-import { assertInvalid, createGuardrail, getGuardrail, listGuardrails } from "./guardrail-support.js";
+import { assertCreateRefused, assertInvalid, createGuardrail, getGuardrail } from "./guardrail-support.js";
 
 const ACTIONS = ["block", "redact", "flag"];
 
@@ -15,14 +15,8 @@ describe("content filters on create and update (decisions §6)", () => {
     await server.close();
   });
 
-  /** A create with this body is a 400 naming the paths; nothing is stored. */
-  async function assertRefused(body: Record<string, unknown>, ...paths: string[]) {
-    const org = await server.newOrg();
-    const res = await clientFor(server, org.key).post("/api/v1/guardrails", { name: "f", ...body });
-    assertInvalid(res, ...paths);
-    assert.deepEqual(await listGuardrails(server, org.key), [], "nothing is stored");
-    return res;
-  }
+  const assertRefused = (body: Record<string, unknown>, ...paths: string[]) =>
+    assertCreateRefused(server, { name: "f", ...body }, ...paths);
 
   for (const action of ACTIONS) {
     it(`every builtin slug accepts action ${action}; the label returned is the system's even when one is sent (decisions §6)`, async () => {

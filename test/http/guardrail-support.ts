@@ -118,3 +118,16 @@ export async function getGuardrail(server: TestServer, key: string, id: string) 
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data as Record<string, unknown>;
 }
+
+/** A create with this body is a 400 naming `paths`, and the fresh organization still has no guardrail. */
+export async function assertCreateRefused(
+  server: TestServer,
+  body: Record<string, unknown>,
+  ...paths: string[]
+) {
+  const org = await server.newOrg();
+  const res = await clientFor(server, org.key).post("/api/v1/guardrails", body);
+  assertInvalid(res, ...paths);
+  assert.deepEqual(await listGuardrails(server, org.key), [], "nothing is stored");
+  return res;
+}
