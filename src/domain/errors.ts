@@ -15,6 +15,16 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, message: "Request body too large" },
   unsupported_media_type: { status: 415, message: "Unsupported media type: send application/json" },
   internal: { status: 500, message: "Internal Server Error" },
+  // The governed request path (decisions §9). A refusal's message names the rule; see `refusal`.
+  guardrail_refused: { status: 403, message: "Request refused by guardrail" },
+  model_not_found: { status: 404, message: "Model not found" },
+  upstream_rate_limited: {
+    status: 429,
+    message: "Upstream provider rate limit reached. Please try again later.",
+  },
+  upstream_error: { status: 502, message: "Upstream provider error" },
+  no_provider_available: { status: 503, message: "No provider is available for this model" },
+  upstream_timeout: { status: 504, message: "Upstream provider timed out" },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -32,8 +42,9 @@ export class AppError extends Error {
   readonly status: number;
   readonly metadata: ErrorMetadata | undefined;
 
-  constructor(code: ErrorCode, metadata?: ErrorMetadata) {
-    super(ERROR_CODES[code].message);
+  /** `message` replaces the code's standard text where a rule has its own (decisions §9 refusals). */
+  constructor(code: ErrorCode, metadata?: ErrorMetadata, message?: string) {
+    super(message ?? ERROR_CODES[code].message);
     this.name = "AppError";
     this.code = code;
     this.status = ERROR_CODES[code].status;

@@ -6,8 +6,9 @@ import { NOT_UPDATABLE } from "./schemas/guardrail.js";
 /** At most this many issues are listed in one 400: enough to fix a body, bounded for huge ones. */
 const MAX_ISSUES = 50;
 
-function errorBody(code: ErrorCode, metadata?: Record<string, unknown>) {
-  const { status, message } = ERROR_CODES[code];
+function errorBody(code: ErrorCode, metadata?: Record<string, unknown>, text?: string) {
+  const { status } = ERROR_CODES[code];
+  const message = text ?? ERROR_CODES[code].message;
   return { error: metadata ? { code: status, message, metadata } : { code: status, message } };
 }
 
@@ -15,11 +16,12 @@ export function sendError(
   reply: FastifyReply,
   code: ErrorCode,
   metadata?: Record<string, unknown>,
+  message?: string,
 ): FastifyReply {
   return reply
     .code(ERROR_CODES[code].status)
     .type("application/json; charset=utf-8")
-    .send(errorBody(code, metadata));
+    .send(errorBody(code, metadata, message));
 }
 
 /** A property name as one JSON Pointer token (RFC 6901): `~` and `/` escaped. */
@@ -98,7 +100,7 @@ export function installErrorHandler(app: FastifyInstance): void {
     (err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
       if (err instanceof AppError) {
         if (err.status >= 500) request.log.error({ err }, "request failed");
-        return sendError(reply, err.code, err.metadata);
+        return sendError(reply, err.code, err.metadata, err.message);
       }
       const fe = err as FastifyError;
       if (fe.validation) {

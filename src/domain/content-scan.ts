@@ -1,0 +1,159 @@
+import RE2 from "re2";
+import type { ChatText } from "./chat-texts.js";
+import {
+  type BuiltinSlug,
+  builtinLabel,
+  compilePattern,
+  DEFAULT_REDACT_LABEL,
+  type FilterAction,
+} from "./content-filters.js";
+import type { EffectivePolicy } from "./policy.js";
+
+type CustomSet = ReturnType<typeof RE2.Set>;
+
+/** A match in a text: UTF-16 indices, end exclusive. */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/** Finds the spans of one kind of content in a text (sorted, non-overlapping). */
+export type Detector = (text: string) => Span[];
+
+export type FilterRef = { type: "builtin"; slug: BuiltinSlug } | { type: "custom"; pattern: string };
+
+export interface ActiveFilter {
+  ref: FilterRef;
+  action: FilterAction;
+  label: string;
+  /** Scan only the user's messages (the prompt-injection builtin's `user_only` scope). */
+  userOnly: boolean;
+  find: Detector;
+}
+
+/** The filters of an effective policy, compiled once and reused for every request under it. */
+export interface ContentFilters {
+  builtins: ActiveFilter[];
+  custom: ActiveFilter[];
+  /**
+   * All custom patterns as one RE2 set: a single linear pass tells which patterns match a text at
+   * all, so only those are run again for their positions.
+   */
+  customSet: CustomSet | null;
+}
+
+function findAll(re: RE2): Detector {
+  return (text) => {
+    const spans: Span[] = [];
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const start = m.index;
+      const end = start + m[0].length;
+      // An empty match marks nothing to redact; step past it so the loop always advances.
+      if (end === start) {
+        re.lastIndex = start + 1;
+        continue;
+      }
+      spans.push({ start, end });
+    }
+    return spans;
+  };
+}
+
+export function compileFilters(
+  policy: Pick<EffectivePolicy, "content_filter_builtins" | "content_filters">,
+  detectors: Record<BuiltinSlug, Detector>,
+): ContentFilters {
+  const builtins = policy.content_filter_builtins.map((f) => ({
+    ref: { type: "builtin", slug: f.slug } as FilterRef,
+    action: f.action,
+    label: builtinLabel(f.slug),
+    userOnly: f.scan_scope === "user_only",
+    find: detectors[f.slug],
+  }));
+  const custom = policy.content_filters.map((f) => ({
+    ref: { type: "custom", pattern: f.pattern } as FilterRef,
+    action: f.action,
+    label: f.label ?? DEFAULT_REDACT_LABEL,
+    userOnly: false,
+    find: findAll(compilePattern(f.pattern)),
+  }));
+  const customSet =
+    custom.length > 1
+      ? new RE2.Set(
+          policy.content_filters.map((f) => f.pattern),
+          "u",
+        )
+      : null;
+  return { builtins, custom, customSet };
+}
+
+/** What one filter found over the whole request: how often, never what (no matched text is kept). */
+export interface FilterHit {
+  filter: FilterRef;
+  action: FilterAction;
+  label: string;
+  count: number;
+}
+
+export interface ScanResult {
+  hits: FilterHit[];
+  /** The first blocking filter that matched, in policy order (builtins by slug, then patterns). */
+  block: FilterHit | null;
+  /** Texts changed by redaction, each with its new value. */
+  replacements: { text: ChatText; value: string }[];
+}
+
+interface LabelledSpan extends Span {
+  label: string;
+}
+
+/** Replaces each span with its label; where spans overlap, the earlier (then the longer) one wins. */
+function redact(text: string, spans: LabelledSpan[], json: boolean): string {
+  spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  let out = "";
+  let at = 0;
+  for (const s of spans) {
+    if (s.start < at) continue;
+    // Inside tool-call arguments the label lands in a JSON string: escape it so the JSON stays valid.
+    out += text.slice(at, s.start) + (json ? JSON.stringify(s.label).slice(1, -1) : s.label);
+    at = s.end;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * Runs every filter over every text the request carries (decisions §6). A detector that throws is
+ * not caught here: the caller must refuse the request rather than forward unscanned text
+ * (pitfalls: detectors that fail open).
+ */
+export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResult {
+  const all = [...filters.builtins, ...filters.custom];
+  const counts = new Array<number>(all.length).fill(0);
+  const replacements: ScanResult["replacements"] = [];
+  const offset = filters.builtins.length;
+  for (const text of texts) {
+    if (text.text.length === 0) continue;
+    const toRedact: LabelledSpan[] = [];
+    const run = (index: number, filter: ActiveFilter) => {
+      if (filter.userOnly && text.role !== "user") return;
+      const spans = filter.find(text.text);
+      if (spans.length === 0) return;
+      counts[index] = (counts[index] ?? 0) + spans.length;
+      if (filter.action === "redact") for (const s of spans) toRedact.push({ ...s, label: filter.label });
+    };
+    for (const [i, f] of filters.builtins.entries()) run(i, f);
+    if (filters.customSet) {
+      for (const i of filters.customSet.match(text.text)) run(offset + i, filters.custom[i] as ActiveFilter);
+    } else {
+      for (const [i, f] of filters.custom.entries()) run(offset + i, f);
+    }
+    if (toRedact.length > 0) replacements.push({ text, value: redact(text.text, toRedact, text.json) });
+  }
+  const hits: FilterHit[] = [];
+  all.forEach((f, i) => {
+    const count = counts[i] ?? 0;
+    if (count > 0) hits.push({ filter: f.ref, action: f.action, label: f.label, count });
+  });
+  return { hits, block: hits.find((h) => h.action === "block") ?? null, replacements };
+}

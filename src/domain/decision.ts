@@ -1,0 +1,345 @@
+import { type BudgetWindow, budgetWindow } from "./budget-window.js";
+import type { Catalog, Endpoint, Model, Region } from "./catalog.js";
+import type { ChatText } from "./chat-texts.js";
+import { type ContentFilters, type FilterHit, type ScanResult, scanTexts } from "./content-scan.js";
+import type { ErrorCode } from "./errors.js";
+import { microsToUsd } from "./money.js";
+import type { AppliedGuardrail, BudgetLayer, EffectivePolicy } from "./policy.js";
+
+/**
+ * The decision on a governed model request (decisions §9): a pure function of the request, the
+ * ingress region, the guardrails that apply and their combined policy, the spend in each budget
+ * window, and the time. Every rule is evaluated, so a dry run can list every reason; the first
+ * violation in rule order decides the answer.
+ */
+
+export interface DecisionInput {
+  /** The model as the caller named it: a slug or a canonical slug. */
+  model: string;
+  texts: ChatText[];
+  messageCount: number;
+  /** `max_completion_tokens` or `max_tokens` of the request, if it set one. */
+  maxOutputTokens: number | null;
+  ingress: Region;
+  applied: AppliedGuardrail[];
+  policy: EffectivePolicy;
+  filters: ContentFilters;
+  /** Spend plus open reservations in the current window of each budget layer, by index of policy.budgets. */
+  usage: readonly number[];
+  now: Date;
+  catalog: Catalog;
+  /** Providers whose API key is not configured. */
+  unavailableProviders: ReadonlySet<string>;
+}
+
+/** Why a provider endpoint was removed from the candidates. */
+export type EndpointRule =
+  | "provider_not_allowed"
+  | "provider_ignored"
+  | "zdr_required"
+  | "free_model_publication_not_allowed"
+  | "free_model_training_not_allowed"
+  | "paid_model_training_not_allowed"
+  | "outside_ingress_region"
+  | "provider_unavailable";
+
+export interface Removal {
+  rule: EndpointRule;
+  /** The guardrails whose setting removed it (empty for provider_unavailable). */
+  guardrail_ids: string[];
+}
+
+export interface Candidate {
+  endpoint: Endpoint;
+  removed_by: Removal[];
+}
+
+export type Rule =
+  | "region_not_allowed"
+  | "model_not_found"
+  | "model_not_allowed"
+  | "model_ignored"
+  | "no_allowed_endpoint"
+  | "content_filter"
+  | "prompt_injection"
+  | "budget_exhausted";
+
+export interface Violation {
+  rule: Rule;
+  code: ErrorCode;
+  message: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface BudgetCheck {
+  layer: BudgetLayer;
+  window: BudgetWindow;
+  spent_micros: number;
+  /** Whether this request's spend counts on the layer (bring-your-own-key only with include_byok_in_budgets). */
+  counts: boolean;
+}
+
+export interface Decision {
+  allowed: boolean;
+  /** Every violated rule, in rule order; the first is the answer when refused. */
+  violations: Violation[];
+  model: Model | null;
+  candidates: Candidate[];
+  /** The endpoints the request may go to, in order of preference. */
+  endpoints: Endpoint[];
+  scan: ScanResult;
+  budgets: BudgetCheck[];
+  /** Upper bound of the request's cost on the first endpoint, reserved before forwarding. */
+  worst_case_micros: number;
+}
+
+const EMPTY_SCAN: ScanResult = { hits: [], block: null, replacements: [] };
+
+const PROMPT_INJECTION_MESSAGE = "Request blocked: prompt injection patterns detected";
+
+function ids(applied: AppliedGuardrail[], test: (a: AppliedGuardrail) => boolean): string[] {
+  return applied.filter(test).map((a) => a.guardrail.id);
+}
+
+function regionViolation(input: DecisionInput): Violation | null {
+  const allowed = input.policy.allowed_data_regions;
+  if (allowed === null || allowed.includes(input.ingress)) return null;
+  const regions = allowed.length === 0 ? "none" : allowed.join(", ");
+  return {
+    rule: "region_not_allowed",
+    code: "guardrail_refused",
+    message: `Requests governed by this key's guardrails must arrive through an allowed region address (${regions}); this one arrived through ${input.ingress}`,
+    metadata: {
+      reason: "region_not_allowed",
+      ingress_region: input.ingress,
+      allowed_regions: allowed,
+      guardrail_ids: ids(
+        input.applied,
+        (a) =>
+          a.guardrail.allowed_data_regions !== null &&
+          !a.guardrail.allowed_data_regions.includes(input.ingress),
+      ),
+    },
+  };
+}
+
+function modelViolations(input: DecisionInput, model: Model): Violation[] {
+  const out: Violation[] = [];
+  const slug = model.canonical_slug;
+  const { allowed_models, ignored_models } = input.policy;
+  if (allowed_models !== null && !allowed_models.includes(slug)) {
+    out.push({
+      rule: "model_not_allowed",
+      code: "guardrail_refused",
+      message: `Model ${model.slug} is not allowed by this key's guardrails`,
+      metadata: {
+        reason: "model_not_allowed",
+        model: model.slug,
+        guardrail_ids: ids(
+          input.applied,
+          (a) => a.guardrail.allowed_models !== null && !a.guardrail.allowed_models.includes(slug),
+        ),
+      },
+    });
+  }
+  if (ignored_models.includes(slug)) {
+    out.push({
+      rule: "model_ignored",
+      code: "guardrail_refused",
+      message: `Model ${model.slug} is excluded by this key's guardrails`,
+      metadata: {
+        reason: "model_ignored",
+        model: model.slug,
+        guardrail_ids: ids(input.applied, (a) => a.guardrail.ignored_models?.includes(slug) === true),
+      },
+    });
+  }
+  return out;
+}
+
+/** Each endpoint of the model with the rules that remove it (decisions §9, issue 4 endpoint selection). */
+function judgeEndpoints(input: DecisionInput, model: Model): Candidate[] {
+  const { policy, applied } = input;
+  const family = input.catalog.familyOf(model);
+  return model.endpoints.map((endpoint) => {
+    const p = endpoint.provider;
+    const removed: Removal[] = [];
+    const remove = (rule: EndpointRule, test: (a: AppliedGuardrail) => boolean) =>
+      removed.push({ rule, guardrail_ids: ids(applied, test) });
+    if (policy.allowed_providers !== null && !policy.allowed_providers.includes(p))
+      remove("provider_not_allowed", (a) => a.guardrail.allowed_providers?.includes(p) === false);
+    if (policy.ignored_providers.includes(p))
+      remove("provider_ignored", (a) => a.guardrail.ignored_providers?.includes(p) === true);
+    if (policy.enforce_zdr[family] === true && !endpoint.zdr)
+      remove("zdr_required", (a) => a.guardrail.enforce_zdr[family] === true);
+    if (endpoint.free && endpoint.publishes_prompts && !policy.enable_free_model_publication)
+      remove("free_model_publication_not_allowed", (a) => !a.guardrail.enable_free_model_publication);
+    if (endpoint.free && endpoint.trains_on_data && !policy.enable_free_model_training)
+      remove("free_model_training_not_allowed", (a) => !a.guardrail.enable_free_model_training);
+    if (!endpoint.free && endpoint.trains_on_data && !policy.enable_paid_model_training)
+      remove("paid_model_training_not_allowed", (a) => !a.guardrail.enable_paid_model_training);
+    // Through a regional address, only endpoints in that region (decisions §9).
+    if (input.ingress !== "global" && endpoint.region !== input.ingress)
+      removed.push({ rule: "outside_ingress_region", guardrail_ids: [] });
+    if (input.unavailableProviders.has(p)) removed.push({ rule: "provider_unavailable", guardrail_ids: [] });
+    return { endpoint, removed_by: removed };
+  });
+}
+
+function endpointViolation(model: Model, candidates: Candidate[]): Violation | null {
+  if (candidates.some((c) => c.removed_by.length === 0)) return null;
+  const presented = candidates.map((c) => ({
+    provider: c.endpoint.provider,
+    region: c.endpoint.region,
+    removed_by: c.removed_by,
+  }));
+  // Some endpoint was permitted and only its missing API key stands in the way: that is the
+  // operator's configuration, not a refusal by the guardrails.
+  const onlyUnavailable = candidates.some(
+    (c) => c.removed_by.length === 1 && c.removed_by[0]?.rule === "provider_unavailable",
+  );
+  if (onlyUnavailable) {
+    return {
+      rule: "no_allowed_endpoint",
+      code: "no_provider_available",
+      message: `No provider is available for ${model.slug}: the permitted providers have no API key configured`,
+      metadata: { reason: "provider_unavailable", model: model.slug, candidates: presented },
+    };
+  }
+  return {
+    rule: "no_allowed_endpoint",
+    code: "guardrail_refused",
+    message: `No provider endpoint for ${model.slug} is permitted by this key's guardrails`,
+    metadata: { reason: "no_allowed_endpoint", model: model.slug, candidates: presented },
+  };
+}
+
+function filterGuardrails(applied: AppliedGuardrail[], hit: FilterHit): string[] {
+  const f = hit.filter;
+  return ids(applied, (a) =>
+    f.type === "builtin"
+      ? a.guardrail.content_filter_builtins?.some((b) => b.slug === f.slug && b.action === "block") === true
+      : a.guardrail.content_filters?.some((c) => c.pattern === f.pattern && c.action === "block") === true,
+  );
+}
+
+function contentViolation(input: DecisionInput, scan: ScanResult): Violation | null {
+  const hit = scan.block;
+  if (!hit) return null;
+  const injection = hit.filter.type === "builtin" && hit.filter.slug === "regex-prompt-injection";
+  return {
+    rule: injection ? "prompt_injection" : "content_filter",
+    code: "guardrail_refused",
+    // The messages of decisions §9; the matched text itself is never repeated.
+    message: injection ? PROMPT_INJECTION_MESSAGE : `Request blocked by content filter: ${hit.label}`,
+    metadata: {
+      reason: injection ? "prompt_injection" : "content_filter",
+      filter: hit.filter,
+      label: hit.label,
+      guardrail_ids: filterGuardrails(input.applied, hit),
+    },
+  };
+}
+
+/** Cost bound in micro-dollars: USD per million tokens is exactly micro-dollars per token. */
+export function costMicros(
+  model: Model,
+  endpoint: Endpoint,
+  promptTokens: number,
+  completionTokens: number,
+): number {
+  if (endpoint.free) return 0;
+  const p = model.pricing;
+  return Math.ceil(
+    promptTokens * p.prompt_usd_per_million_tokens + completionTokens * p.completion_usd_per_million_tokens,
+  );
+}
+
+/**
+ * An upper bound of the prompt's tokens: a byte-level tokenizer never makes more tokens than the
+ * text has UTF-8 bytes, plus a few per message for the role markers.
+ */
+export function promptTokenBound(texts: ChatText[], messages: number): number {
+  let bytes = 0;
+  for (const t of texts) bytes += Buffer.byteLength(t.text, "utf8");
+  return bytes + 8 * messages;
+}
+
+function budgetChecks(input: DecisionInput, byok: boolean): BudgetCheck[] {
+  return input.policy.budgets.map((layer, i) => ({
+    layer,
+    window: budgetWindow(layer.reset_interval, input.now),
+    spent_micros: input.usage[i] ?? 0,
+    counts: !byok || layer.include_byok_in_budgets,
+  }));
+}
+
+function budgetViolations(checks: BudgetCheck[]): Violation[] {
+  return checks
+    .filter((c) => c.counts && c.layer.limit_micros - c.spent_micros <= 0)
+    .map((c) => ({
+      rule: "budget_exhausted" as const,
+      code: "guardrail_refused" as const,
+      message: `Budget exhausted: the ${c.layer.reset_interval} limit of $${microsToUsd(c.layer.limit_micros)} for this ${c.layer.scope} is spent; it resets at ${c.window.resetsAt.toISOString()}`,
+      metadata: {
+        reason: "budget_exhausted",
+        guardrail_id: c.layer.guardrail_id,
+        layer: c.layer.layer,
+        scope: c.layer.scope,
+        reset_interval: c.layer.reset_interval,
+        limit_usd: microsToUsd(c.layer.limit_micros),
+        spend_usd: microsToUsd(c.spent_micros),
+        resets_at: c.window.resetsAt.toISOString(),
+      },
+    }));
+}
+
+export function decide(input: DecisionInput): Decision {
+  const violations: Violation[] = [];
+  const region = regionViolation(input);
+  if (region) violations.push(region);
+  const model = input.catalog.findModel(input.model) ?? null;
+  if (!model) {
+    violations.push({
+      rule: "model_not_found",
+      code: "model_not_found",
+      message: `Model ${input.model} does not exist`,
+      metadata: { reason: "model_not_found", model: input.model },
+    });
+    return {
+      allowed: false,
+      violations,
+      model,
+      candidates: [],
+      endpoints: [],
+      scan: EMPTY_SCAN,
+      budgets: [],
+      worst_case_micros: 0,
+    };
+  }
+  violations.push(...modelViolations(input, model));
+  const candidates = judgeEndpoints(input, model);
+  const endpointProblem = endpointViolation(model, candidates);
+  if (endpointProblem) violations.push(endpointProblem);
+  const scan = scanTexts(input.filters, input.texts);
+  const content = contentViolation(input, scan);
+  if (content) violations.push(content);
+  const endpoints = candidates.filter((c) => c.removed_by.length === 0).map((c) => c.endpoint);
+  const first = endpoints[0];
+  const budgets = budgetChecks(input, first?.byok ?? false);
+  violations.push(...budgetViolations(budgets));
+  const maxOut = Math.min(input.maxOutputTokens ?? model.max_output_tokens, model.max_output_tokens);
+  const worst = first
+    ? costMicros(model, first, promptTokenBound(input.texts, input.messageCount), maxOut)
+    : 0;
+  return {
+    allowed: violations.length === 0,
+    violations,
+    model,
+    candidates,
+    endpoints,
+    scan,
+    budgets,
+    worst_case_micros: worst,
+  };
+}
