@@ -168,6 +168,69 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0003_spend": {
+    async up(db: AnyDb) {
+      // One row per budget counter: a guardrail's budget for one subject (a key, or a member in a
+      // workspace) in one calendar window. Settled spend and open reservations are kept apart, and
+      // a reservation is admitted by one conditional UPDATE, so concurrent requests cannot both
+      // take the last of a budget (pitfalls: budgets overspent under concurrency).
+      await db.schema
+        .createTable("budget_usage")
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("guardrail_id", "text", (c) => c.notNull())
+        .addColumn("scope", "text", (c) => c.notNull())
+        .addColumn("subject", "text", (c) => c.notNull())
+        .addColumn("reset_interval", "text", (c) => c.notNull())
+        .addColumn("window_start", "text", (c) => c.notNull())
+        .addColumn("spent_micros", "bigint", (c) => c.notNull().defaultTo(0))
+        .addColumn("reserved_micros", "bigint", (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint("budget_usage_pk", [
+          "guardrail_id",
+          "scope",
+          "subject",
+          "reset_interval",
+          "window_start",
+        ])
+        .execute();
+      // A request in flight holds a reservation; one left behind by a crash is released when it expires.
+      await db.schema
+        .createTable("budget_reservations")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("counters", "text", (c) => c.notNull())
+        .addColumn("amount_micros", "bigint", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("expires_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("budget_reservations_expiry")
+        .on("budget_reservations")
+        .column("expires_at")
+        .execute();
+      // Every forwarded request's cost, for the record (never any message text).
+      await db.schema
+        .createTable("spend_ledger")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("request_id", "text", (c) => c.notNull())
+        .addColumn("key_hash", "text", (c) => c.notNull())
+        .addColumn("workspace_id", "text", (c) => c.notNull())
+        .addColumn("member_user_id", "text")
+        .addColumn("model", "text", (c) => c.notNull())
+        .addColumn("provider", "text", (c) => c.notNull())
+        .addColumn("byok", "integer", (c) => c.notNull())
+        .addColumn("prompt_tokens", "integer", (c) => c.notNull())
+        .addColumn("completion_tokens", "integer", (c) => c.notNull())
+        .addColumn("cost_micros", "bigint", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("spend_ledger_org")
+        .on("spend_ledger")
+        .columns(["organization_id", "created_at"])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = {

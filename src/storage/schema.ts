@@ -114,6 +114,44 @@ export interface AuditTable {
   seq: Generated<number>;
 }
 
+export interface BudgetUsageTable {
+  organization_id: string;
+  guardrail_id: string;
+  scope: "key" | "member";
+  /** The key's hash, or `<workspace_id>:<member_user_id>` for a member budget. */
+  subject: string;
+  reset_interval: string;
+  window_start: string;
+  spent_micros: number;
+  reserved_micros: number;
+}
+
+export interface BudgetReservationTable {
+  id: string;
+  organization_id: string;
+  /** JSON list of the counters held, each with its primary key. */
+  counters: string;
+  amount_micros: number;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface SpendLedgerTable {
+  id: string;
+  organization_id: string;
+  request_id: string;
+  key_hash: string;
+  workspace_id: string;
+  member_user_id: string | null;
+  model: string;
+  provider: string;
+  byok: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_micros: number;
+  created_at: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   workspaces: WorkspaceTable;
@@ -125,6 +163,9 @@ export interface Database {
   key_assignments: KeyAssignmentTable;
   member_assignments: MemberAssignmentTable;
   audit_log: AuditTable;
+  budget_usage: BudgetUsageTable;
+  budget_reservations: BudgetReservationTable;
+  spend_ledger: SpendLedgerTable;
 }
 
 export type Db = Kysely<Database>;
