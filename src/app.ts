@@ -5,17 +5,26 @@ import { Ajv, type Options as AjvOptions } from "ajv";
 import addFormats from "ajv-formats";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { Region } from "./domain/catalog.js";
+import type { BuiltinSlug } from "./domain/content-filters.js";
+import type { Detector } from "./domain/content-scan.js";
+import { DETECTORS } from "./domain/detectors/index.js";
+import { GatewayMetrics } from "./gateway/metrics.js";
+import type { GatewayDeps } from "./gateway/prepare.js";
+import type { Upstreams } from "./gateway/upstream.js";
 import { installAuth } from "./http/auth.js";
 import { installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
 import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
 import { assignmentRoutes } from "./http/routes/assignments.js";
 import { auditLogRoutes } from "./http/routes/audit-log.js";
+import { chatCompletionRoutes } from "./http/routes/chat-completions.js";
 import { currentKeyRoutes } from "./http/routes/current-key.js";
+import { evaluateRoutes } from "./http/routes/evaluate.js";
 import { guardrailRoutes } from "./http/routes/guardrails.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { keyRoutes } from "./http/routes/keys.js";
 import { memberRoutes } from "./http/routes/members.js";
+import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
 import { ErrorBody } from "./http/schemas/common.js";
@@ -28,6 +37,25 @@ export interface AppDeps extends ServiceDeps {
   regionBaseUrls: Record<Region, string>;
   /** Take the ingress host from X-Forwarded-Host (only behind a trusted proxy). */
   trustForwardedHost: boolean;
+  /** The upstream providers of the governed request path. */
+  upstreams: Upstreams;
+  /** The builtin content detectors (the shipped ones unless a test substitutes). */
+  detectors?: Record<BuiltinSlug, Detector>;
+}
+
+/**
+ * The service's logger settings: secrets and message text never reach the log (DEVELOPERS.md,
+ * security). Request bodies are never logged; the two headers that carry secrets are masked.
+ */
+export function serviceLogger(
+  level: string,
+  stream?: { write(line: string): void },
+): Exclude<FastifyServerOptions["logger"], boolean | undefined> {
+  return {
+    level,
+    redact: ["req.headers.authorization", "req.headers['idempotency-key']"],
+    ...(stream ? { stream } : {}),
+  };
 }
 
 export interface AppOptions {
@@ -115,7 +143,14 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
   await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
 
+  const gateway: GatewayDeps = {
+    services: deps,
+    upstreams: deps.upstreams,
+    metrics: new GatewayMetrics(),
+    detectors: deps.detectors ?? DETECTORS,
+  };
   healthRoutes(app, deps);
+  metricsRoutes(app, gateway.metrics);
   modelRoutes(app, deps);
   guardrailRoutes(app, deps);
   workspaceRoutes(app, deps);
@@ -124,6 +159,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   assignmentRoutes(app, deps);
   currentKeyRoutes(app, deps);
   auditLogRoutes(app, deps);
+  chatCompletionRoutes(app, gateway);
+  evaluateRoutes(app, gateway);
   app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
   await app.ready();

@@ -25,6 +25,8 @@ export interface Config {
   sqliteSynchronous: "normal" | "full";
   /** Largest accepted request body, in bytes. */
   bodyLimit: number;
+  /** Each provider's API key, read from the variable its catalog entry names (absent: unavailable). */
+  providerKeys: Record<string, string | undefined>;
 }
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -39,6 +41,7 @@ const EndpointSchema = Type.Object(
     publishes_prompts: Type.Boolean(),
     free: Type.Boolean(),
     byok: Type.Boolean(),
+    model_id: Type.Optional(Type.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );
@@ -57,7 +60,7 @@ const CatalogSchema = Type.Object({
       id: Type.String({ minLength: 1 }),
       name: Type.String(),
       base_url: Type.String(),
-      api_key_env: Type.String(),
+      api_key_env: Type.Union([Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }), Type.Null()]),
       byok: Type.Boolean(),
       timeout_ms: Type.Integer({ minimum: 1 }),
     }),
@@ -146,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     throw new Error("GUARDRAILS_MANAGEMENT_KEY must be at least 20 characters without spaces");
   }
   const shown = port === 0 ? 8080 : port;
+  const catalog = loadCatalogFile(configFile);
   return {
     port,
     host: env.HOST || "127.0.0.1",
@@ -158,7 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     },
     trustForwardedHost: choice(env, "GUARDRAILS_TRUST_FORWARDED_HOST", ["true", "false"], "false") === "true",
     configFile,
-    catalog: loadCatalogFile(configFile),
+    catalog,
     logLevel: choice(
       env,
       "LOG_LEVEL",
@@ -167,5 +171,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     ),
     sqliteSynchronous: choice(env, "GUARDRAILS_SQLITE_SYNCHRONOUS", ["normal", "full"], "normal"),
     bodyLimit: integer(env, "GUARDRAILS_BODY_LIMIT", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    providerKeys: Object.fromEntries(
+      catalog.providers.map((p) => [
+        p.id,
+        p.api_key_env === null ? undefined : env[p.api_key_env] || undefined,
+      ]),
+    ),
   };
 }

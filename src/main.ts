@@ -1,7 +1,9 @@
 import type { FastifyInstance } from "fastify";
-import { buildApp } from "./app.js";
+import { buildApp, serviceLogger } from "./app.js";
 import type { Config } from "./config.js";
 import { Catalog } from "./domain/catalog.js";
+import { releaseExpired } from "./gateway/spend.js";
+import { Upstreams } from "./gateway/upstream.js";
 import { createServiceDeps } from "./services/context.js";
 import { bootstrap } from "./services/organizations.js";
 import { type DatabaseHandle, openDatabase } from "./storage/database.js";
@@ -31,6 +33,7 @@ export async function startServer(
   print: (line: string) => void = console.log,
 ): Promise<RunningServer> {
   const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+  const upstreams = new Upstreams(config.catalog.providers, config.providerKeys);
   const deps = {
     ...createServiceDeps({
       db: database.db,
@@ -40,19 +43,30 @@ export async function startServer(
     ping: database.ping,
     regionBaseUrls: config.regionBaseUrls,
     trustForwardedHost: config.trustForwardedHost,
+    upstreams,
   };
   const boot = await bootstrap(deps, config.managementKey);
+  // Reservations left by a process that died mid-request are released once their hold expires.
+  await releaseExpired(deps);
+  const sweep = setInterval(() => {
+    releaseExpired(deps).catch((err: unknown) =>
+      app.log.error({ err }, "releasing expired reservations failed"),
+    );
+  }, 60_000);
+  sweep.unref();
   const app = await buildApp(deps, {
     bodyLimit: config.bodyLimit,
-    logger: {
-      level: config.logLevel,
-      // Secrets and message text never reach the log (DEVELOPERS.md, security).
-      redact: ["req.headers.authorization", "req.headers['idempotency-key']"],
-    },
+    logger: serviceLogger(config.logLevel),
   });
   const address = await app.listen({ port: config.port, host: config.host });
   print(`guardrails: listening on ${address} (API under ${address}/api/v1, reference at ${address}/docs)`);
   print(`guardrails: database ${redactUrl(config.databaseUrl)}`);
+  if (upstreams.unavailable.size > 0) {
+    const missing = config.catalog.providers
+      .filter((p) => upstreams.unavailable.has(p.id))
+      .map((p) => `${p.id} (${p.api_key_env})`);
+    print(`guardrails: providers without an API key are unavailable: ${missing.join(", ")}`);
+  }
   if (boot.createdSecret) {
     print("guardrails: a management key was created for the default organization; it is shown only now:");
     print(`  ${boot.createdSecret}`);
@@ -64,7 +78,9 @@ export async function startServer(
     address,
     stop() {
       stopping ??= (async () => {
+        clearInterval(sweep);
         await app.close();
+        await upstreams.close();
         await database.close();
       })();
       return stopping;

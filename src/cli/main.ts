@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../config.js";
 import { Catalog } from "../domain/catalog.js";
 import { AppError, type Issue } from "../domain/errors.js";
+import { startLocalUpstream } from "../local-upstream/server.js";
 import { startServer } from "../main.js";
 import { createServiceDeps, inTransaction, type ServiceDeps } from "../services/context.js";
 import { createInferenceKey, createManagementKey } from "../services/keys.js";
@@ -17,6 +18,8 @@ Commands:
   keys create --workspace <id> [--member <user_id>] [--name N]
                                           create an inference key in a workspace, owned by a member
   organizations create --name <name>      create an organization; prints its first management key
+  upstream [--port 8091] [--host H]       run the bundled local model provider (an echo model),
+                                          so governed requests work end to end with no account
 
 Configuration comes from the environment (see docs/configuration.md): DATABASE_URL, PORT, HOST, ...
 Secrets are printed once and stored only as hashes.`;
@@ -95,9 +98,21 @@ async function organizationsCreate(args: string[]): Promise<void> {
   );
 }
 
+async function upstream(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { port: { type: "string" }, host: { type: "string" } } });
+  const port = Number(values.port ?? 8091);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error("--port must be a port number");
+  const local = await startLocalUpstream({ port, host: values.host ?? "127.0.0.1" });
+  console.log(`guardrails: local upstream (echo model) at ${local.url}`);
+  const stop = () => local.close().then(() => process.exit(0));
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+}
+
 async function run(argv: string[]): Promise<void> {
   const [command = "serve", sub, ...rest] = argv;
   if (command === "serve") return serve();
+  if (command === "upstream") return upstream(sub === undefined ? rest : [sub, ...rest]);
   if (command === "keys" && sub === "create") return keysCreate(rest);
   if (command === "organizations" && sub === "create") return organizationsCreate(rest);
   if (command === "help" || command === "--help" || command === "-h") {

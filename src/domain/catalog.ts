@@ -18,7 +18,8 @@ export interface Provider {
   id: string;
   name: string;
   base_url: string;
-  api_key_env: string;
+  /** The environment variable holding the provider's API key; null for a provider that needs none. */
+  api_key_env: string | null;
   byok: boolean;
   timeout_ms: number;
 }
@@ -31,6 +32,8 @@ export interface Endpoint {
   publishes_prompts: boolean;
   free: boolean;
   byok: boolean;
+  /** The provider's own id for the model, when it differs from the catalog slug. */
+  model_id?: string;
 }
 
 export interface Model {

@@ -64,12 +64,19 @@ export async function resolveKeyPolicy(deps: ServiceDeps, keyHash: string): Prom
 export interface BudgetStatus extends BudgetLayer {
   window: BudgetWindow;
   spent_micros: number;
+  reserved_micros: number;
 }
 
-/**
- * Each budget layer with its current window. Spend stays 0 until the gateway records it in the
- * ledger (issue 4); the window arithmetic is final.
- */
-export function budgetStatuses(policy: EffectivePolicy, now: Date): BudgetStatus[] {
-  return policy.budgets.map((b) => ({ ...b, window: budgetWindow(b.reset_interval, now), spent_micros: 0 }));
+/** Each budget layer with its current UTC window and the spend and open reservations in it. */
+export function budgetStatuses(
+  policy: EffectivePolicy,
+  now: Date,
+  usage: { spent: number[]; reserved: number[] },
+): BudgetStatus[] {
+  return policy.budgets.map((b, i) => ({
+    ...b,
+    window: budgetWindow(b.reset_interval, now),
+    spent_micros: usage.spent[i] ?? 0,
+    reserved_micros: usage.reserved[i] ?? 0,
+  }));
 }

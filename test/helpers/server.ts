@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { buildApp } from "../../src/app.js";
+import { buildApp, serviceLogger } from "../../src/app.js";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
+import { Upstreams } from "../../src/gateway/upstream.js";
 import { createServiceDeps, type ServiceDeps } from "../../src/services/context.js";
 import { createOrganization } from "../../src/services/organizations.js";
 import { type DatabaseHandle, openDatabase } from "../../src/storage/database.js";
@@ -38,6 +39,12 @@ export interface TestServerOptions {
   trustForwardedHost?: boolean;
   /** "full" also turns on group commit (src/storage/database.ts). */
   sqliteSynchronous?: "normal" | "full";
+  /** Base URL that replaces every provider's, so the gateway talks to a local upstream. */
+  upstreamUrl?: string;
+  /** API keys by provider id; providers that need one and are not listed are unavailable. */
+  providerKeys?: Record<string, string>;
+  /** Receives the service's log lines (JSON, level info), as an operator's collector would. */
+  logLines?: string[];
 }
 
 /** Region addresses of test servers: three host names, all on the loopback address. */
@@ -54,7 +61,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const database = await openDatabase(`sqlite:${dbFile}`, {
     sqliteSynchronous: options.sqliteSynchronous ?? "normal",
   });
-  const catalogData = options.catalog ?? loadCatalogFile(options.configFile ?? DEFAULT_CONFIG_FILE);
+  const loaded = options.catalog ?? loadCatalogFile(options.configFile ?? DEFAULT_CONFIG_FILE);
+  const upstreamUrl = options.upstreamUrl;
+  const catalogData: CatalogData = upstreamUrl
+    ? { ...loaded, providers: loaded.providers.map((p) => ({ ...p, base_url: upstreamUrl })) }
+    : loaded;
+  const upstreams = new Upstreams(catalogData.providers, options.providerKeys ?? {});
   const deps = {
     ...createServiceDeps({
       db: database.db,
@@ -65,8 +77,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ping: database.ping,
     regionBaseUrls: TEST_REGION_BASE_URLS,
     trustForwardedHost: options.trustForwardedHost ?? false,
+    upstreams,
   };
-  const app = await buildApp(deps, options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {});
+  const lines = options.logLines;
+  const app = await buildApp(deps, {
+    ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(lines ? { logger: serviceLogger("info", { write: (line: string) => void lines.push(line) }) } : {}),
+  });
   const origin = await app.listen({ port: 0, host: "127.0.0.1" });
   return {
     origin,
@@ -81,6 +98,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     async close() {
       await app.close();
+      await upstreams.close();
       await database.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -220,6 +220,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
       scope,
       limit_usd: limit,
       spent_usd: 0,
+      reserved_usd: 0,
       remaining_usd: limit,
       ...w,
     });

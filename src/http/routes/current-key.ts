@@ -4,6 +4,7 @@ import { AppError } from "../../domain/errors.js";
 import { presentGuardrail } from "../../domain/guardrail.js";
 import { microsToUsd } from "../../domain/money.js";
 import type { EffectivePolicy } from "../../domain/policy.js";
+import { readUsage } from "../../gateway/spend.js";
 import type { ServiceDeps } from "../../services/context.js";
 import { budgetStatuses, resolveKeyPolicy } from "../../services/effective-policy.js";
 import { principalOf } from "../auth.js";
@@ -47,6 +48,7 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
       if (!resolved) throw new AppError("invalid_api_key");
       const { key, applied, policy } = resolved;
       const now = deps.now();
+      const usage = await readUsage(deps, key, policy, now);
       return {
         data: {
           hash: key.hash,
@@ -58,7 +60,7 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
           guardrails: applied.map((a) => ({ layer: a.layer, ...presentGuardrail(a.guardrail, families) })),
           allowed_data_regions: policy.allowed_data_regions,
           effective_policy: presentPolicy(policy, families),
-          budgets: budgetStatuses(policy, now).map((b) => ({
+          budgets: budgetStatuses(policy, now, usage).map((b) => ({
             guardrail_id: b.guardrail_id,
             layer: b.layer,
             scope: b.scope,
@@ -66,7 +68,9 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
             include_byok_in_budgets: b.include_byok_in_budgets,
             limit_usd: microsToUsd(b.limit_micros),
             spent_usd: microsToUsd(b.spent_micros),
-            remaining_usd: microsToUsd(b.limit_micros - b.spent_micros),
+            // Held by requests in flight until their cost is known.
+            reserved_usd: microsToUsd(b.reserved_micros),
+            remaining_usd: microsToUsd(b.limit_micros - b.spent_micros - b.reserved_micros),
             window_start: b.window.start.toISOString(),
             resets_at: b.window.resetsAt.toISOString(),
           })),

@@ -1,0 +1,342 @@
+import { PassThrough, type Readable } from "node:stream";
+import type { Endpoint, Model, Region } from "../domain/catalog.js";
+import type { ChatBody } from "../domain/chat-texts.js";
+import { costMicros, type Decision, promptTokenBound } from "../domain/decision.js";
+import { AppError } from "../domain/errors.js";
+import type { KeyPolicy } from "../services/effective-policy.js";
+import { type GatewayDeps, type Prepared, prepareRequest } from "./prepare.js";
+import { type Reservation, release, reserve, settle } from "./spend.js";
+import { failureKind, readLimited, UpstreamFailure, type UpstreamReply } from "./upstream.js";
+
+/** Where the gateway logs: the request's logger, which carries the request id. */
+export interface GatewayLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+/** Largest upstream answer read whole (non-streaming). */
+const MAX_UPSTREAM_BODY = 32 * 1024 * 1024;
+/** A reservation outlives the provider's time-out by this much before the sweep may release it. */
+const HOLD_MARGIN_MS = 60_000;
+
+export type GatewayAnswer =
+  | { kind: "json"; status: number; contentType: string; payload: string }
+  | { kind: "stream"; stream: Readable };
+
+interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+function usageOf(value: unknown): Usage | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const u = (value as { usage?: unknown }).usage;
+  if (typeof u !== "object" || u === null) return undefined;
+  const { prompt_tokens, completion_tokens } = u as Record<string, unknown>;
+  if (typeof prompt_tokens !== "number" || typeof completion_tokens !== "number") return undefined;
+  return {
+    prompt_tokens: Math.max(0, Math.ceil(prompt_tokens)),
+    completion_tokens: Math.max(0, Math.ceil(completion_tokens)),
+  };
+}
+
+/** One forwarded request: what to charge it and how to answer for it. */
+class Attempt {
+  reservation: Reservation | null = null;
+  endpoint: Endpoint;
+  started = process.hrtime.bigint();
+
+  constructor(
+    readonly gw: GatewayDeps,
+    readonly keyPolicy: KeyPolicy,
+    readonly model: Model,
+    readonly prepared: Prepared,
+    readonly requestId: string,
+    readonly log: GatewayLog,
+  ) {
+    this.endpoint = prepared.decision.endpoints[0] as Endpoint;
+  }
+
+  /** Upstream usage when reported; otherwise the prompt bound and about four bytes a token. */
+  usage(reported: Usage | undefined, completionBytes: number): Usage {
+    if (reported) return reported;
+    const texts = this.prepared.texts;
+    return {
+      prompt_tokens: promptTokenBound(texts, this.prepared.redacted.messages.length),
+      completion_tokens: Math.ceil(completionBytes / 4),
+    };
+  }
+
+  async settle(usage: Usage): Promise<void> {
+    const cost = costMicros(this.model, this.endpoint, usage.prompt_tokens, usage.completion_tokens);
+    const provider = this.endpoint.provider;
+    await settle(this.gw.services, this.reservation, {
+      requestId: this.requestId,
+      key: this.keyPolicy.key,
+      model: this.model.canonical_slug,
+      provider,
+      byok: this.endpoint.byok,
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      costMicros: cost,
+    });
+    this.gw.metrics.spendMicros.inc({ provider }, cost);
+    this.gw.metrics.upstreamSeconds.observe(
+      { provider },
+      Number(process.hrtime.bigint() - this.started) / 1e9,
+    );
+  }
+
+  async release(): Promise<void> {
+    await release(this.gw.services, this.reservation);
+  }
+}
+
+function refuse(gw: GatewayDeps, decision: Decision): never {
+  const v = decision.violations[0];
+  if (!v) throw new Error("refusing an allowed decision");
+  gw.metrics.requests.inc({ outcome: "refused", reason: v.rule });
+  throw new AppError(v.code, v.metadata, v.message);
+}
+
+/** The upstream failures worth trying the next endpoint for: nothing was answered yet. */
+function retryable(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+async function upstreamError(gw: GatewayDeps, provider: string, reply: UpstreamReply): Promise<AppError> {
+  const text = await readLimited(reply.body).catch(() => "");
+  gw.metrics.upstreamErrors.inc({ provider, kind: "status" });
+  let upstreamMessage: string | undefined;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } };
+    if (typeof parsed.error?.message === "string") upstreamMessage = parsed.error.message.slice(0, 500);
+  } catch {
+    // Not JSON: the status says enough.
+  }
+  const metadata = {
+    reason: "upstream_status",
+    provider,
+    upstream_status: reply.status,
+    upstream_message: upstreamMessage,
+  };
+  if (reply.status === 429) return new AppError("upstream_rate_limited", metadata);
+  // The caller's request was refused by the provider: theirs to fix, so a 400 with the provider's words.
+  if ([400, 404, 413, 422].includes(reply.status))
+    return new AppError("invalid_request", { ...metadata, reason: "upstream_rejected" });
+  return new AppError("upstream_error", metadata);
+}
+
+function failureError(gw: GatewayDeps, provider: string, err: unknown): AppError {
+  const kind = failureKind(err);
+  gw.metrics.upstreamErrors.inc({ provider, kind });
+  return kind === "timeout"
+    ? new AppError("upstream_timeout", { reason: "upstream_timeout", provider })
+    : new AppError("upstream_error", { reason: `upstream_${kind}`, provider });
+}
+
+async function readWhole(body: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_UPSTREAM_BODY) {
+      body.destroy();
+      throw new UpstreamFailure("protocol", "upstream");
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * Sends the request to the first endpoint that answers, trying the next only when nothing was
+ * answered (connection failures, 429, 5xx), and only endpoints charged alike (same free and
+ * bring-your-own-key standing) so the reservation still fits.
+ */
+async function sendToUpstream(a: Attempt, body: ChatBody, signal: AbortSignal): Promise<UpstreamReply> {
+  const first = a.endpoint;
+  const alike = a.prepared.decision.endpoints.filter((e) => e.free === first.free && e.byok === first.byok);
+  let lastError: AppError | undefined;
+  for (const endpoint of alike) {
+    a.endpoint = endpoint;
+    a.started = process.hrtime.bigint();
+    const payload = JSON.stringify({ ...body, model: endpoint.model_id ?? a.model.slug });
+    try {
+      const reply = await a.gw.upstreams.send(endpoint.provider, payload, signal);
+      if (reply.status < 400) return reply;
+      lastError = await upstreamError(a.gw, endpoint.provider, reply);
+      if (!retryable(reply.status)) break;
+    } catch (err) {
+      lastError = failureError(a.gw, endpoint.provider, err);
+    }
+    a.log.warn({ provider: endpoint.provider, error: lastError.metadata }, "upstream attempt failed");
+  }
+  throw lastError ?? new AppError("upstream_error");
+}
+
+/**
+ * The governed request path: decide, reserve, forward (with redactions), settle. Refusals throw the
+ * AppError of the first violated rule; the reservation is released on every failure.
+ */
+export async function completeChat(
+  gw: GatewayDeps,
+  keyPolicy: KeyPolicy,
+  body: ChatBody,
+  ingress: Region,
+  requestId: string,
+  log: GatewayLog,
+): Promise<GatewayAnswer> {
+  let prepared = await prepareRequest(gw, keyPolicy, body, ingress);
+  const decision = prepared.decision;
+  for (const hit of decision.scan.hits) {
+    gw.metrics.detections.inc(
+      { filter: hit.filter.type === "builtin" ? hit.filter.slug : "custom", action: hit.action },
+      hit.count,
+    );
+  }
+  // The decision and what the filters found (which filter, how often), never the text.
+  log.info(
+    {
+      decision: decision.allowed ? "allow" : (decision.violations[0]?.rule ?? "refuse"),
+      model: decision.model?.canonical_slug,
+      detections: decision.scan.hits.map((h) => ({ filter: h.filter, action: h.action, count: h.count })),
+    },
+    "gateway decision",
+  );
+  if (!decision.allowed) refuse(gw, decision);
+  const model = decision.model as Model;
+  const attempt = new Attempt(gw, keyPolicy, model, prepared, requestId, log);
+  const hold = gw.upstreams.timeoutOf(attempt.endpoint.provider) + HOLD_MARGIN_MS;
+  const reserved = await reserve(
+    gw.services,
+    keyPolicy.key,
+    decision.budgets,
+    decision.worst_case_micros,
+    hold,
+  );
+  if (!reserved.ok) {
+    // Another request took the last of a budget since the usage was read: decide again on fresh usage.
+    prepared = await prepareRequest(gw, keyPolicy, body, ingress);
+    if (!prepared.decision.allowed) refuse(gw, prepared.decision);
+    gw.metrics.requests.inc({ outcome: "refused", reason: "budget_exhausted" });
+    throw new AppError("guardrail_refused", { reason: "budget_exhausted" }, "Budget exhausted");
+  }
+  attempt.reservation = reserved.reservation;
+  const stream = body.stream === true;
+  const forwarded: ChatBody = stream
+    ? {
+        ...prepared.redacted,
+        stream_options: { ...(body.stream_options as object | undefined), include_usage: true },
+      }
+    : prepared.redacted;
+  const controller = new AbortController();
+  let reply: UpstreamReply;
+  try {
+    reply = await sendToUpstream(attempt, forwarded, controller.signal);
+  } catch (err) {
+    await attempt.release();
+    gw.metrics.requests.inc({ outcome: "upstream_error", reason: (err as AppError).code ?? "error" });
+    throw err;
+  }
+  if (stream && reply.contentType.startsWith("text/event-stream")) {
+    const clientWantsUsage =
+      (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+    return { kind: "stream", stream: relayStream(attempt, reply.body, clientWantsUsage, controller) };
+  }
+  let text: string;
+  try {
+    text = await readWhole(reply.body);
+  } catch (err) {
+    await attempt.release();
+    gw.metrics.requests.inc({ outcome: "upstream_error", reason: failureKind(err) });
+    throw failureError(gw, attempt.endpoint.provider, err);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  await attempt.settle(attempt.usage(usageOf(parsed), Buffer.byteLength(text)));
+  gw.metrics.requests.inc({ outcome: "forwarded", reason: "" });
+  return { kind: "json", status: reply.status, contentType: reply.contentType, payload: text };
+}
+
+/**
+ * Relays the upstream's server-sent events to the client as they come. The usage chunk (asked for
+ * with include_usage) is read for the cost and passed on only if the client asked for it too; the
+ * closing [DONE] is sent after the spend is settled, so an answered stream is always charged.
+ */
+function relayStream(
+  a: Attempt,
+  upstream: Readable,
+  clientWantsUsage: boolean,
+  controller: AbortController,
+): Readable {
+  const out = new PassThrough();
+  let client = true;
+  out.on("close", () => {
+    client = false;
+    // The client went away: stop the upstream too; what it produced so far is still charged.
+    controller.abort();
+  });
+  const send = (text: string) => {
+    if (client) out.write(text);
+  };
+  void (async () => {
+    let buffer = "";
+    let usage: Usage | undefined;
+    let completionBytes = 0;
+    let failed = false;
+    const onEvent = (event: string) => {
+      const data = event
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trimStart())
+        .join("\n");
+      if (data === "[DONE]") return;
+      let chunk: { choices?: { delta?: { content?: unknown } }[] } | undefined;
+      try {
+        chunk = JSON.parse(data);
+      } catch {
+        chunk = undefined;
+      }
+      usage = usageOf(chunk) ?? usage;
+      for (const c of chunk?.choices ?? []) {
+        if (typeof c.delta?.content === "string") completionBytes += Buffer.byteLength(c.delta.content);
+      }
+      if (!clientWantsUsage && chunk?.choices?.length === 0 && usageOf(chunk)) return;
+      send(`${event}\n\n`);
+    };
+    try {
+      for await (const piece of upstream) {
+        buffer += String(piece).replaceAll("\r\n", "\n");
+        for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
+          onEvent(buffer.slice(0, at));
+          buffer = buffer.slice(at + 2);
+        }
+      }
+      if (buffer.trim() !== "") onEvent(buffer);
+    } catch (err) {
+      failed = true;
+      if (client) {
+        const error = failureError(a.gw, a.endpoint.provider, err);
+        send(
+          `data: ${JSON.stringify({ error: { code: error.status, message: error.message, metadata: error.metadata } })}\n\n`,
+        );
+      }
+    }
+    try {
+      await a.settle(a.usage(usage, completionBytes));
+      const outcome = !client ? "client_closed" : failed ? "upstream_error" : "forwarded";
+      a.gw.metrics.requests.inc({ outcome, reason: "" });
+    } catch (err) {
+      a.log.error({ err }, "settling a streamed request failed");
+    }
+    send("data: [DONE]\n\n");
+    out.end();
+  })();
+  return out;
+}

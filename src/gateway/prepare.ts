@@ -1,0 +1,81 @@
+import type { Region } from "../domain/catalog.js";
+import { type ChatBody, type ChatText, collectTexts, replaceTexts } from "../domain/chat-texts.js";
+import type { BuiltinSlug } from "../domain/content-filters.js";
+import { type ContentFilters, compileFilters, type Detector } from "../domain/content-scan.js";
+import { type Decision, decide } from "../domain/decision.js";
+import type { EffectivePolicy } from "../domain/policy.js";
+import type { ServiceDeps } from "../services/context.js";
+import type { KeyPolicy } from "../services/effective-policy.js";
+import type { GatewayMetrics } from "./metrics.js";
+import { readUsage } from "./spend.js";
+import type { Upstreams } from "./upstream.js";
+
+/** What the governed request path needs, built once in main.ts (or by a test). */
+export interface GatewayDeps {
+  services: ServiceDeps;
+  upstreams: Upstreams;
+  metrics: GatewayMetrics;
+  detectors: Record<BuiltinSlug, Detector>;
+}
+
+/**
+ * Compiled filters by policy object: a key's policy is cached until a management change, so its
+ * patterns are compiled once, not per request; a new policy object is a new entry.
+ */
+const compiled = new WeakMap<EffectivePolicy, ContentFilters>();
+
+function filtersOf(gw: GatewayDeps, policy: EffectivePolicy): ContentFilters {
+  let filters = compiled.get(policy);
+  if (!filters) {
+    filters = compileFilters(policy, gw.detectors);
+    compiled.set(policy, filters);
+  }
+  return filters;
+}
+
+export interface Prepared {
+  decision: Decision;
+  texts: ChatText[];
+  /** The body as it would be forwarded: texts redacted, nothing else changed. */
+  redacted: ChatBody;
+  /** Settled spend and open reservations per budget layer. */
+  spent: number[];
+  reserved: number[];
+}
+
+export function maxOutputTokens(body: ChatBody): number | null {
+  const value = body.max_completion_tokens ?? body.max_tokens;
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
+}
+
+/** Reads what the decision needs (the budget windows' usage) and decides, timing the decision. */
+export async function prepareRequest(
+  gw: GatewayDeps,
+  keyPolicy: KeyPolicy,
+  body: ChatBody,
+  ingress: Region,
+): Promise<Prepared> {
+  const { key, policy, applied } = keyPolicy;
+  const now = gw.services.now();
+  const usage =
+    policy.budgets.length > 0 ? await readUsage(gw.services, key, policy, now) : { spent: [], reserved: [] };
+  const started = process.hrtime.bigint();
+  const texts = collectTexts(body);
+  const decision = decide({
+    model: body.model,
+    texts,
+    messageCount: body.messages.length,
+    maxOutputTokens: maxOutputTokens(body),
+    ingress,
+    applied,
+    policy,
+    filters: filtersOf(gw, policy),
+    usage: usage.spent.map((s, i) => s + (usage.reserved[i] ?? 0)),
+    now,
+    catalog: gw.services.catalog,
+    unavailableProviders: gw.upstreams.unavailable,
+  });
+  const redacted = replaceTexts(body, decision.scan.replacements);
+  gw.metrics.decisionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+  return { decision, texts, redacted, spent: usage.spent, reserved: usage.reserved };
+}

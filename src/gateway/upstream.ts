@@ -1,0 +1,125 @@
+import type { Readable } from "node:stream";
+import { errors, Pool } from "undici";
+import type { Provider } from "../domain/catalog.js";
+
+/**
+ * Calls to the upstream providers: one keep-alive connection pool per provider, OpenAI-compatible
+ * `POST /chat/completions`. Failures come back as values with a kind, so the caller decides the
+ * answer (502, 504) and releases what it reserved.
+ */
+
+export interface UpstreamReply {
+  status: number;
+  contentType: string;
+  body: Readable;
+}
+
+export type UpstreamFailureKind = "timeout" | "connect" | "protocol";
+
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly kind: UpstreamFailureKind,
+    readonly provider: string,
+  ) {
+    super(`upstream ${provider}: ${kind}`);
+  }
+}
+
+interface ProviderClient {
+  provider: Provider;
+  pool: Pool;
+  path: string;
+  authorization: string | undefined;
+}
+
+/** Largest upstream error body read into an error message. */
+const MAX_ERROR_BODY = 16 * 1024;
+
+export class Upstreams {
+  private readonly clients = new Map<string, ProviderClient>();
+  /** Providers whose API key is not configured: no request goes to them. */
+  readonly unavailable = new Set<string>();
+
+  constructor(providers: readonly Provider[], apiKeys: Readonly<Record<string, string | undefined>>) {
+    for (const provider of providers) {
+      const key = provider.api_key_env === null ? undefined : apiKeys[provider.id];
+      if (provider.api_key_env !== null && !key) {
+        this.unavailable.add(provider.id);
+        continue;
+      }
+      const url = new URL(provider.base_url);
+      this.clients.set(provider.id, {
+        provider,
+        pool: new Pool(url.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
+        path: `${url.pathname.replace(/\/+$/, "")}/chat/completions`,
+        authorization: key ? `Bearer ${key}` : undefined,
+      });
+    }
+  }
+
+  timeoutOf(providerId: string): number {
+    return this.clients.get(providerId)?.provider.timeout_ms ?? 60_000;
+  }
+
+  /** Sends a chat completion; resolves once the upstream's status and headers have arrived. */
+  async send(providerId: string, body: string, signal: AbortSignal): Promise<UpstreamReply> {
+    const client = this.clients.get(providerId);
+    if (!client) throw new UpstreamFailure("connect", providerId);
+    const timeout = client.provider.timeout_ms;
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    };
+    if (client.authorization) headers.authorization = client.authorization;
+    try {
+      const response = await client.pool.request({
+        path: client.path,
+        method: "POST",
+        headers,
+        body,
+        signal,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
+      const type = response.headers["content-type"];
+      return {
+        status: response.statusCode,
+        contentType: (Array.isArray(type) ? type[0] : type) ?? "application/json",
+        body: response.body,
+      };
+    } catch (err) {
+      throw new UpstreamFailure(failureKind(err), providerId);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.clients.values()].map((c) => c.pool.close()));
+  }
+}
+
+export function failureKind(err: unknown): UpstreamFailureKind {
+  if (err instanceof UpstreamFailure) return err.kind;
+  if (
+    err instanceof errors.HeadersTimeoutError ||
+    err instanceof errors.BodyTimeoutError ||
+    err instanceof errors.ConnectTimeoutError
+  ) {
+    return "timeout";
+  }
+  if (err instanceof errors.SocketError || (err as NodeJS.ErrnoException)?.code === "ECONNREFUSED")
+    return "connect";
+  return "protocol";
+}
+
+/** Reads a small upstream body as text (error bodies), never more than MAX_ERROR_BODY. */
+export async function readLimited(body: Readable): Promise<string> {
+  let out = "";
+  for await (const chunk of body) {
+    out += String(chunk);
+    if (out.length > MAX_ERROR_BODY) {
+      body.destroy();
+      break;
+    }
+  }
+  return out.slice(0, MAX_ERROR_BODY);
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance } from "fastify";
+import type { ChatBody } from "../../domain/chat-texts.js";
+import { AppError } from "../../domain/errors.js";
+import { completeChat } from "../../gateway/complete.js";
+import type { GatewayDeps } from "../../gateway/prepare.js";
+import { resolveKeyPolicy } from "../../services/effective-policy.js";
+import { principalOf } from "../auth.js";
+import { ChatCompletionRequest } from "../schemas/chat.js";
+import { errorResponses } from "../schemas/common.js";
+
+/** POST /api/v1/chat/completions: the governed, OpenAI-compatible request path (issue 4). */
+export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): void {
+  app.post(
+    "/api/v1/chat/completions",
+    {
+      config: { auth: "inference" },
+      schema: {
+        tags: ["Gateway"],
+        summary: "Create a chat completion under the calling key's guardrails",
+        description:
+          "OpenAI-compatible. The effective guardrails of the key decide: region address, model, provider endpoints, content filters (block, redact, flag) and budgets. Refusals are 403 with metadata naming the rule and the guardrails; upstream failures are 502, 504 or 429. With `stream: true` the answer is server-sent events.",
+        body: ChatCompletionRequest,
+        response: errorResponses(400, 401, 403, 404, 429, 502, 503, 504),
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const keyPolicy = await resolveKeyPolicy(gw.services, principal.keyHash);
+      if (!keyPolicy) throw new AppError("invalid_api_key");
+      const answer = await completeChat(
+        gw,
+        keyPolicy,
+        request.body as ChatBody,
+        request.ingressRegion,
+        request.id,
+        request.log,
+      );
+      if (answer.kind === "json")
+        return reply.code(answer.status).type(answer.contentType).send(answer.payload);
+      reply.header("cache-control", "no-cache");
+      return reply.type("text/event-stream").send(answer.stream);
+    },
+  );
+}

@@ -1,0 +1,80 @@
+import type { FastifyInstance } from "fastify";
+import type { Region } from "../../domain/catalog.js";
+import type { ChatBody } from "../../domain/chat-texts.js";
+import { ERROR_CODES, notFound } from "../../domain/errors.js";
+import { microsToUsd } from "../../domain/money.js";
+import { type GatewayDeps, prepareRequest } from "../../gateway/prepare.js";
+import { resolveKeyPolicy } from "../../services/effective-policy.js";
+import { principalOf } from "../auth.js";
+import { EvaluateRequest } from "../schemas/chat.js";
+import { errorResponses } from "../schemas/common.js";
+
+/**
+ * POST /api/v1/guardrails/evaluate: the decision the gateway would take for a key, with every
+ * reason, the redacted messages and the chosen endpoints. Nothing is forwarded, reserved or spent.
+ */
+export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
+  app.post(
+    "/api/v1/guardrails/evaluate",
+    {
+      config: { auth: "management" },
+      schema: {
+        tags: ["Guardrails"],
+        summary: "Dry run: the decision the gateway would take for a key and a request",
+        description:
+          "Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller's organization and returns them all. Nothing is forwarded and nothing is spent.",
+        body: EvaluateRequest,
+        response: errorResponses(400, 401, 403, 404),
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const input = request.body as EvaluateRequest;
+      const keyPolicy = await resolveKeyPolicy(gw.services, input.key_hash);
+      // Another organization's key is as unknown as a key that does not exist.
+      if (!keyPolicy || keyPolicy.key.organization_id !== principal.organizationId) throw notFound();
+      const { key_hash: _key, ingress_region, ...rest } = input;
+      const body = rest as unknown as ChatBody;
+      const prepared = await prepareRequest(gw, keyPolicy, body, (ingress_region ?? "global") as Region);
+      const d = prepared.decision;
+      const first = d.violations[0];
+      return {
+        data: {
+          allowed: d.allowed,
+          status: first ? ERROR_CODES[first.code].status : 200,
+          error: first
+            ? { code: ERROR_CODES[first.code].status, message: first.message, metadata: first.metadata }
+            : null,
+          violations: d.violations.map((v) => ({
+            rule: v.rule,
+            status: ERROR_CODES[v.code].status,
+            message: v.message,
+            metadata: v.metadata,
+          })),
+          guardrails: keyPolicy.applied.map((a) => ({
+            layer: a.layer,
+            id: a.guardrail.id,
+            name: a.guardrail.name,
+          })),
+          model: d.model?.slug ?? null,
+          endpoints: d.endpoints,
+          candidates: d.candidates.map((c) => ({ ...c.endpoint, removed_by: c.removed_by })),
+          detections: d.scan.hits,
+          messages: prepared.redacted.messages,
+          budgets: d.budgets.map((b, i) => ({
+            guardrail_id: b.layer.guardrail_id,
+            layer: b.layer.layer,
+            scope: b.layer.scope,
+            reset_interval: b.layer.reset_interval,
+            limit_usd: microsToUsd(b.layer.limit_micros),
+            spend_usd: microsToUsd(prepared.spent[i] ?? 0),
+            reserved_usd: microsToUsd(prepared.reserved[i] ?? 0),
+            resets_at: b.window.resetsAt.toISOString(),
+            counts: b.counts,
+          })),
+          worst_case_cost_usd: microsToUsd(d.worst_case_micros),
+        },
+      };
+    },
+  );
+}

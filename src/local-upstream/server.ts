@@ -1,0 +1,178 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A small OpenAI-compatible model provider that runs on this machine: it answers every chat
+ * completion by echoing the last user message, streaming or not, with token usage. It lets a new
+ * user send a governed request end to end with no outside account (`guardrails upstream`), and it
+ * is the upstream the tests and benchmarks talk to, over real HTTP.
+ */
+
+export interface ReceivedRequest {
+  path: string;
+  headers: IncomingMessage["headers"];
+  body: Record<string, unknown>;
+}
+
+/** A scripted answer, for tests that need an upstream that fails or stalls. */
+export interface ScriptedAnswer {
+  status?: number;
+  body?: unknown;
+  delayMs?: number;
+  /** Close the connection without answering. */
+  hangUp?: boolean;
+  /** Stream this many chunks, then drop the connection. */
+  breakStreamAfter?: number;
+  /** Report this usage instead of the counted one. */
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}
+
+export interface LocalUpstreamOptions {
+  port?: number;
+  host?: string;
+  /** Require this bearer key. */
+  apiKey?: string;
+  onRequest?: (request: ReceivedRequest) => void;
+  script?: (request: ReceivedRequest) => ScriptedAnswer | undefined;
+}
+
+export interface LocalUpstream {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 8 * 1024 * 1024;
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) => (typeof p === "object" && p !== null && typeof p.text === "string" ? p.text : ""))
+      .join("");
+  }
+  return "";
+}
+
+function tokens(text: string): number {
+  return Math.max(1, Math.ceil(Buffer.byteLength(text) / 4));
+}
+
+function answerOf(body: Record<string, unknown>): { reply: string; promptTokens: number } {
+  const messages = Array.isArray(body.messages) ? (body.messages as Record<string, unknown>[]) : [];
+  const lastUser = [...messages].reverse().find((m) => m?.role === "user");
+  const all = messages.map((m) => textOf(m?.content)).join("\n");
+  return {
+    reply: `Echo: ${textOf(lastUser?.content).slice(0, 2000)}`,
+    promptTokens: tokens(all) + 4 * messages.length,
+  };
+}
+
+function json(res: ServerResponse, status: number, value: unknown): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function respond(
+  res: ServerResponse,
+  body: Record<string, unknown>,
+  script: ScriptedAnswer | undefined,
+): void {
+  if (script?.hangUp) {
+    res.socket?.destroy();
+    return;
+  }
+  if (script?.status !== undefined && script.status >= 400) {
+    json(res, script.status, script.body ?? { error: { message: "scripted failure", type: "server_error" } });
+    return;
+  }
+  const { reply, promptTokens } = answerOf(body);
+  const model = typeof body.model === "string" ? body.model : "local";
+  const counted = script?.usage ?? { prompt_tokens: promptTokens, completion_tokens: tokens(reply) };
+  const usage = { ...counted, total_tokens: counted.prompt_tokens + counted.completion_tokens };
+  const id = `chatcmpl-local-${Date.now().toString(36)}`;
+  const created = Math.floor(Date.now() / 1000);
+  if (body.stream !== true) {
+    json(res, 200, {
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
+      usage,
+    });
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const words = reply.split(/(?<= )/);
+  const events = [
+    chunk({ role: "assistant", content: "" }, null),
+    ...words.map((w) => chunk({ content: w }, null)),
+    chunk({}, "stop"),
+  ];
+  const breakAfter = script?.breakStreamAfter;
+  if (breakAfter !== undefined) {
+    for (const event of events.slice(0, breakAfter)) res.write(event);
+    // Let the first chunks reach the client, then drop the connection mid-stream.
+    setTimeout(() => res.socket?.destroy(), 20);
+    return;
+  }
+  for (const event of events) res.write(event);
+  const options = body.stream_options as { include_usage?: unknown } | undefined;
+  if (options?.include_usage === true) {
+    res.write(
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
+    );
+  }
+  res.end("data: [DONE]\n\n");
+}
+
+export async function startLocalUpstream(options: LocalUpstreamOptions = {}): Promise<LocalUpstream> {
+  const server = createServer((req, res) => {
+    if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
+      json(res, 404, { error: { message: "only POST .../chat/completions is served here" } });
+      return;
+    }
+    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+      json(res, 401, { error: { message: "invalid API key" } });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY) chunks.push(c);
+    });
+    req.on("end", () => {
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch {
+        json(res, 400, { error: { message: "the body is not JSON" } });
+        return;
+      }
+      const received = { path: req.url ?? "", headers: req.headers, body };
+      options.onRequest?.(received);
+      const script = options.script?.(received);
+      if (script?.delayMs) setTimeout(() => respond(res, body, script), script.delayMs);
+      else respond(res, body, script);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) =>
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve),
+  );
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host ?? "127.0.0.1"}:${address.port}/v1`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,167 @@
+import assert from "node:assert/strict";
+import { request } from "node:http";
+import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
+import type { CatalogData } from "../../src/domain/catalog.js";
+import {
+  type LocalUpstream,
+  type ReceivedRequest,
+  type ScriptedAnswer,
+  startLocalUpstream,
+} from "../../src/local-upstream/server.js";
+import { startTestServer, type TestOrg, type TestServer, type TestServerOptions } from "../helpers/server.js";
+import { type MadeKey, orgSteps } from "./org-support.js";
+
+/**
+ * The gateway's test bench (issue 4): the real service on a real SQLite file, and the bundled local
+ * upstream on another loopback port standing in for every provider (a party outside the project),
+ * recording what reached it.
+ */
+
+/** A model served by a global, a US and a European endpoint in the default catalog. */
+export const SONNET = "anthropic/claude-sonnet-4.5";
+/** A model served only by the `local` provider. */
+export const LLAMA = "meta-llama/llama-3.1-8b-instruct";
+
+/** A request as the upstream received it. */
+export interface Received extends ReceivedRequest {
+  // biome-ignore lint/suspicious/noExplicitAny: tests read the forwarded JSON body and assert on it.
+  body: any;
+}
+
+export interface GatewayBench {
+  server: TestServer;
+  upstream: LocalUpstream;
+  /** Every request the upstream received, oldest first. */
+  received: Received[];
+  /** Replace to script the upstream's next answers (undefined: answer normally). */
+  script: { next?: (r: ReceivedRequest) => ScriptedAnswer | undefined };
+  close(): Promise<void>;
+}
+
+/** The provider key each provider is configured with in the bench: never the caller's key. */
+export const providerKey = (id: string) => `upstream-key-${id}`;
+
+export async function startGatewayBench(
+  options: TestServerOptions & { timeoutMs?: number; catalog?: CatalogData } = {},
+): Promise<GatewayBench> {
+  const received: Received[] = [];
+  const script: GatewayBench["script"] = {};
+  const upstream = await startLocalUpstream({
+    onRequest: (r) => received.push(r),
+    script: (r) => script.next?.(r),
+  });
+  const base = options.catalog ?? loadCatalogFile(DEFAULT_CONFIG_FILE);
+  const catalog: CatalogData = {
+    ...base,
+    providers: base.providers.map((p) => ({ ...p, timeout_ms: options.timeoutMs ?? p.timeout_ms })),
+  };
+  const server = await startTestServer({
+    ...options,
+    catalog,
+    upstreamUrl: upstream.url,
+    providerKeys: Object.fromEntries(catalog.providers.map((p) => [p.id, providerKey(p.id)])),
+  });
+  return {
+    server,
+    upstream,
+    received,
+    script,
+    async close() {
+      await server.close();
+      await upstream.close();
+    },
+  };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies and assert on them.
+  body: any;
+}
+
+/** A POST with a chosen Host header, so the request arrives through a region address (decisions §1). */
+export function post(
+  server: TestServer,
+  path: string,
+  key: string,
+  body: unknown,
+  host?: string,
+): Promise<RawResponse> {
+  const { port } = new URL(server.origin);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(payload),
+          ...(host ? { host } : {}),
+        },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          text += chunk;
+        });
+        res.on("end", () => {
+          let parsed: unknown = text;
+          if ((res.headers["content-type"] ?? "").includes("json") && text) parsed = JSON.parse(text);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+export function chat(server: TestServer, key: string, body: Record<string, unknown>, host?: string) {
+  return post(server, "/api/v1/chat/completions", key, body, host);
+}
+
+export const ask = (content: string, model = SONNET) => ({ model, messages: [{ role: "user", content }] });
+
+/** An organization with one inference key, ready to govern. */
+export async function orgWithKey(bench: GatewayBench): Promise<{
+  org: TestOrg;
+  steps: ReturnType<typeof orgSteps>;
+  key: MadeKey;
+}> {
+  const org = await bench.server.newOrg();
+  const steps = orgSteps(bench.server, org);
+  const key = await steps.key();
+  return { org, steps, key };
+}
+
+/** A guardrail assigned to one key. */
+export async function guardKey(
+  steps: ReturnType<typeof orgSteps>,
+  key: MadeKey,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const g = await steps.guardrail(body);
+  assert.equal(await steps.assignKeys(g.id, [key.hash]), 1);
+  return g.id;
+}
+
+/** The server-sent events of a streamed answer, as parsed data objects (without [DONE]). */
+export function events(text: string): { data: unknown[]; done: boolean } {
+  const data: unknown[] = [];
+  let done = false;
+  for (const block of text.split("\n\n")) {
+    const line = block.split("\n").find((l) => l.startsWith("data:"));
+    if (!line) continue;
+    const value = line.slice(5).trim();
+    if (value === "[DONE]") done = true;
+    else data.push(JSON.parse(value));
+  }
+  return { data, done };
+}
