@@ -4,110 +4,24 @@
  * with better-sqlite3 (the issue's baseline, for both ratios), and for information a bare UPDATE. Each server runs in its own child process, started the same way, so
  * the load generator never shares the server's event loop. A report, not a test: always exits 0.
  *
- * Environment: BENCH_DURATION (seconds measured per scenario, default 8), BENCH_WARMUP (default 2),
- * BENCH_CONNECTIONS (default 50), BENCH_CPU_PROF (a folder: the server children write --cpu-prof
- * profiles there).
+ * Environment: see bench/load.ts.
  */
-import { type ChildProcess, fork } from "node:child_process";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
-import { createBody, type ReadyMessage, updateBodies } from "./shared.js";
+import {
+  CONNECTIONS,
+  CPU_PROF,
+  DURATION,
+  type Load,
+  type Measured,
+  measure,
+  type ServerChild,
+  startServer,
+  WARMUP,
+} from "./load.js";
+import { createBody, updateBodies } from "./shared.js";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
 const TARGET_RATIO = 0.6;
 const TARGET_P99_MS = 20;
 const UPDATE_TARGETS = 200;
-
-function seconds(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === "" ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number of seconds`);
-  return value;
-}
-
-const DURATION = seconds("BENCH_DURATION", 8);
-const WARMUP = seconds("BENCH_WARMUP", 2);
-const CONNECTIONS = Math.round(seconds("BENCH_CONNECTIONS", 50));
-const CPU_PROF = process.env.BENCH_CPU_PROF;
-
-interface ServerChild {
-  name: string;
-  origin: string;
-  headers: Record<string, string>;
-  stop(): Promise<void>;
-}
-
-/** Starts bench/servers/<name>.ts in its own Node process and waits until it listens. */
-async function startServer(name: "service" | "baseline"): Promise<ServerChild> {
-  const execArgv = ["--import", "tsx"];
-  // One folder per server: the tsx loader thread writes a profile of its own beside the main thread's.
-  if (CPU_PROF) execArgv.push("--cpu-prof", `--cpu-prof-dir=${resolve(CPU_PROF, name)}`);
-  const child: ChildProcess = fork(resolve(HERE, "servers", `${name}.ts`), [], {
-    execArgv,
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const ready = await new Promise<ReadyMessage>((resolveReady, reject) => {
-    child.once("message", (m) => resolveReady(m as ReadyMessage));
-    child.once("exit", (code) => reject(new Error(`${name} server exited (${code}) before it was ready`)));
-  });
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (ready.key) headers.authorization = `Bearer ${ready.key}`;
-  return {
-    name,
-    origin: ready.origin,
-    headers,
-    stop: () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null) return done();
-        child.once("exit", () => done());
-        child.send({ type: "stop" });
-      }),
-  };
-}
-
-interface Measured {
-  scenario: string;
-  server: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-  statuses: string;
-}
-
-type Load = Pick<autocannon.Options, "method" | "body" | "requests" | "idReplacement"> & { path: string };
-
-async function drive(server: ServerChild, load: Load, duration: number): Promise<autocannon.Result> {
-  const { path, ...rest } = load;
-  return autocannon({
-    url: `${server.origin}${path}`,
-    connections: CONNECTIONS,
-    duration,
-    headers: server.headers,
-    ...rest,
-  });
-}
-
-/** Warms up, then measures one scenario against one server. */
-async function measure(scenario: string, server: ServerChild, load: Load): Promise<Measured> {
-  await drive(server, load, WARMUP);
-  const r = await drive(server, load, DURATION);
-  const statuses = Object.entries(r.statusCodeStats ?? {})
-    .map(([code, s]) => `${code}×${s.count ?? 0}`)
-    .join(" ");
-  return {
-    scenario,
-    server: server.name,
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    non2xx: r.non2xx,
-    errors: r.errors,
-    statuses,
-  };
-}
 
 /** POSTs `count` guardrails and returns their ids (the PATCH targets). */
 async function seed(server: ServerChild, count: number): Promise<string[]> {
@@ -231,7 +145,7 @@ function printReport(baseline: Measured[], service: Measured[]): void {
   console.log(
     `\nresult: ${allMet ? "all targets met" : "TARGETS MISSED"} (create and update ≥ ${TARGET_RATIO}× the bare insert's req/s, p99 ≤ ${TARGET_P99_MS} ms, no non-2xx)`,
   );
-  if (CPU_PROF) console.log(`cpu profiles of the server processes: ${resolve(CPU_PROF)}`);
+  if (CPU_PROF) console.log(`cpu profiles of the server processes: ${CPU_PROF}`);
 }
 
 try {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { buildApp } from "../../src/app.js";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { Catalog } from "../../src/domain/catalog.js";
+import { Upstreams } from "../../src/gateway/upstream.js";
 import { createServiceDeps } from "../../src/services/context.js";
 import { createOrganization } from "../../src/services/organizations.js";
 import { openDatabase } from "../../src/storage/database.js";
@@ -15,11 +16,12 @@ import { serveChild } from "../shared.js";
 
 const dir = mkdtempSync(join(tmpdir(), "guardrails-bench-"));
 const database = await openDatabase(`sqlite:${join(dir, "guardrails.db")}`, { sqliteSynchronous: "normal" });
+const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
 const deps = {
   ...createServiceDeps({
     db: database.db,
     transact: database.transact,
-    catalog: new Catalog(loadCatalogFile(DEFAULT_CONFIG_FILE)),
+    catalog: new Catalog(catalog),
   }),
   ping: database.ping,
   regionBaseUrls: {
@@ -28,6 +30,7 @@ const deps = {
     us: "http://us.localhost/api/v1",
   },
   trustForwardedHost: false,
+  upstreams: new Upstreams(catalog.providers, {}),
 };
 const app = await buildApp(deps);
 const org = await createOrganization(deps, "bench organization");

@@ -1,0 +1,147 @@
+/**
+ * Benchmark (issue 4a): the request decision alone, for a key with three applicable guardrails
+ * (workspace default, member, key), all nine builtin filters and ten custom patterns, on a 4 KB
+ * prompt. Baseline in the same run: JSON.parse and JSON.stringify of the same request, the least
+ * any proxy does with a body. Target: p50 below 150 µs. Prints; asserts nothing.
+ */
+import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../src/config.js";
+import { Catalog } from "../src/domain/catalog.js";
+import { type ChatBody, collectTexts, replaceTexts } from "../src/domain/chat-texts.js";
+import { BUILTIN_SLUGS, type FilterAction } from "../src/domain/content-filters.js";
+import { compileFilters } from "../src/domain/content-scan.js";
+import { decide } from "../src/domain/decision.js";
+import { DETECTORS } from "../src/domain/detectors/index.js";
+import { defaultPolicy, type Guardrail } from "../src/domain/guardrail.js";
+import { type AppliedGuardrail, combinePolicies } from "../src/domain/policy.js";
+
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20_000);
+const catalog = new Catalog(loadCatalogFile(DEFAULT_CONFIG_FILE));
+const families = catalog.familyIds();
+
+function guardrail(id: string, over: Partial<Guardrail>): Guardrail {
+  return {
+    ...defaultPolicy(id, families),
+    id,
+    organization_id: "org",
+    workspace_id: "ws",
+    is_workspace_default: false,
+    version: 1,
+    created_at: "2026-01-01T00:00:00.000Z",
+    updated_at: null,
+    ...over,
+  };
+}
+
+// Actions chosen so nothing blocks: redact and flag run every detector and rewrite the text.
+const actions: FilterAction[] = ["redact", "flag"];
+const builtins = BUILTIN_SLUGS.map((slug, i) => ({ slug, action: actions[i % 2] as FilterAction }));
+const custom = [
+  "PRJ-[0-9]{4,8}",
+  "(?i)codename\\s+[a-z]+",
+  "\\bACCT[0-9]{10}\\b",
+  "(?i)internal use only",
+  "\\b[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}\\b",
+  "(?i)\\bconfidential\\b",
+  "ticket #[0-9]+",
+  "\\bEMP-[0-9]{6}\\b",
+  "(?i)do not distribute",
+  "\\b(?:sk|pk)_test_[A-Za-z0-9]{16,}\\b",
+].map((pattern, i) => ({ pattern, action: actions[i % 2] as FilterAction, label: `[C${i}]` }));
+
+const applied: AppliedGuardrail[] = [
+  {
+    layer: "workspace_default",
+    guardrail: guardrail("wd", {
+      limit_micros: 100_000_000,
+      reset_interval: "monthly",
+      content_filter_builtins: builtins.slice(0, 5),
+    }),
+  },
+  {
+    layer: "member",
+    guardrail: guardrail("m", {
+      allowed_data_regions: ["global", "europe"],
+      content_filter_builtins: builtins.slice(3),
+      content_filters: custom.slice(0, 5),
+    }),
+  },
+  {
+    layer: "key",
+    guardrail: guardrail("k", {
+      limit_micros: 10_000_000,
+      reset_interval: "daily",
+      content_filters: custom.slice(5),
+    }),
+  },
+];
+const policy = combinePolicies(applied, families, true);
+const filters = compileFilters(policy, DETECTORS);
+
+const paragraph =
+  "Our customer Dana Whitfield wrote in about order 88231 last Tuesday. She says the invoice total looks wrong and asks us to follow the refund instructions from the help page. " +
+  "Her callback number is (415) 555-0134 and her mail is dana.whitfield@example.com; the account lives at 742 Evergreen Terrace, Springfield. " +
+  "The app logs show version 2.14.3 on build 2026.11.02 and a request from 10.20.30.40. Please draft a polite answer, PRJ-20931 has the context. ";
+let prompt = "";
+while (prompt.length < 4096) prompt += paragraph;
+prompt = prompt.slice(0, 4096);
+const body: ChatBody = {
+  model: "anthropic/claude-sonnet-4.5",
+  messages: [
+    { role: "system", content: "You are a careful support assistant." },
+    { role: "user", content: prompt },
+  ],
+  max_tokens: 800,
+};
+const raw = JSON.stringify(body);
+const now = new Date();
+const usage = policy.budgets.map(() => 1_000);
+
+function decideOnce() {
+  const texts = collectTexts(body);
+  const d = decide({
+    model: body.model,
+    texts,
+    messageCount: body.messages.length,
+    maxOutputTokens: 800,
+    ingress: "global",
+    applied,
+    policy,
+    filters,
+    usage,
+    now,
+    catalog,
+    unavailableProviders: new Set(),
+  });
+  return replaceTexts(body, d.scan.replacements);
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
+}
+
+function measure(label: string, fn: () => unknown): { label: string; p50: number; p99: number } {
+  for (let i = 0; i < 2_000; i++) fn();
+  const samples = new Float64Array(ITERATIONS);
+  for (let i = 0; i < ITERATIONS; i++) {
+    const start = process.hrtime.bigint();
+    fn();
+    samples[i] = Number(process.hrtime.bigint() - start) / 1000;
+  }
+  samples.sort();
+  return { label, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
+}
+
+const check = decideOnce();
+const redactions = JSON.stringify(check).length !== raw.length;
+const baseline = measure("baseline: JSON.parse + stringify of the request", () =>
+  JSON.stringify(JSON.parse(raw)),
+);
+const result = measure("decision: 3 guardrails, 9 builtins, 10 patterns", decideOnce);
+console.log(
+  `\nRequest decision on a ${prompt.length}-character prompt (${ITERATIONS} runs each, same run; redactions applied: ${redactions})`,
+);
+console.log("scenario                                          p50 µs    p99 µs");
+for (const r of [baseline, result]) {
+  console.log(`${r.label.padEnd(48)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(9)}`);
+}
+console.log(`target p50 < 150 µs: ${result.p50 < 150 ? "met" : "NOT met"} (p50 ${result.p50.toFixed(1)} µs)`);
