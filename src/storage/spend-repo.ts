@@ -1,5 +1,6 @@
 import { type ExpressionBuilder, sql } from "kysely";
 import type { BudgetReservationTable, Database, Executor, SpendLedgerTable } from "./schema.js";
+import { insertRow, runShaped } from "./shaped-query.js";
 
 /** One budget counter: a guardrail's budget for one subject in one calendar window. */
 export interface CounterKey {
@@ -65,9 +66,12 @@ export async function readCounters(
   });
 }
 
+const KEY_COLUMNS = ["guardrail_id", "scope", "subject", "reset_interval", "window_start"] as const;
+
 /**
  * Adds `amount` to a counter's reservations if, and only if, its spend plus reservations is still
- * under `limit`: one conditional UPDATE, atomic on every database. False when the budget is used up.
+ * under `limit`: one upsert whose update is conditional, atomic on SQLite and PostgreSQL alike. A
+ * counter not yet written starts at zero. False when the budget is used up.
  */
 export async function reserveCounter(
   tx: Executor,
@@ -76,18 +80,31 @@ export async function reserveCounter(
   limit: number,
   amount: number,
 ): Promise<boolean> {
-  await tx
-    .insertInto("budget_usage")
-    .values({ organization_id: organizationId, ...key, spent_micros: 0, reserved_micros: 0 })
-    .onConflict((oc) => oc.doNothing())
-    .execute();
-  const result = await tx
-    .updateTable("budget_usage")
-    .set({ reserved_micros: sql`reserved_micros + ${amount}` })
-    .where((eb) => matches(eb, key))
-    .where(sql<boolean>`spent_micros + reserved_micros < ${limit}`)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  // A new counter is inserted unconditionally, so a limit with nothing to give is refused here.
+  if (limit <= 0) return false;
+  const parameters = [
+    organizationId,
+    key.guardrail_id,
+    key.scope,
+    key.subject,
+    key.reset_interval,
+    key.window_start,
+    0,
+    amount,
+    limit,
+  ];
+  const result = await runShaped(tx, "reserve-counter", parameters, () =>
+    tx
+      .insertInto("budget_usage")
+      .values({ organization_id: organizationId, ...key, spent_micros: 0, reserved_micros: amount })
+      .onConflict((oc) =>
+        oc
+          .columns([...KEY_COLUMNS])
+          .doUpdateSet({ reserved_micros: sql`budget_usage.reserved_micros + excluded.reserved_micros` })
+          .where(sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros < ${limit}`),
+      ),
+  );
+  return Number(result.numAffectedRows ?? 0) === 1;
 }
 
 /** Moves a reservation's amount out of the counter and the actual cost into its spend. */
@@ -97,25 +114,38 @@ export async function settleCounter(
   reserved: number,
   actual: number,
 ): Promise<void> {
-  await tx
-    .updateTable("budget_usage")
-    .set({
-      // CASE rather than max()/greatest(): the same SQL on SQLite and PostgreSQL.
-      reserved_micros: sql`case when reserved_micros > ${reserved} then reserved_micros - ${reserved} else 0 end`,
-      spent_micros: sql`spent_micros + ${actual}`,
-    })
-    .where((eb) => matches(eb, key))
-    .execute();
+  const parameters = [
+    reserved,
+    reserved,
+    actual,
+    key.guardrail_id,
+    key.scope,
+    key.subject,
+    key.reset_interval,
+    key.window_start,
+  ];
+  await runShaped(tx, "settle-counter", parameters, () =>
+    tx
+      .updateTable("budget_usage")
+      .set({
+        // CASE rather than max()/greatest(): the same SQL on SQLite and PostgreSQL.
+        reserved_micros: sql`case when reserved_micros > ${reserved} then reserved_micros - ${reserved} else 0 end`,
+        spent_micros: sql`spent_micros + ${actual}`,
+      })
+      .where((eb) => matches(eb, key)),
+  );
 }
 
 export async function insertReservation(tx: Executor, row: BudgetReservationTable): Promise<void> {
-  await tx.insertInto("budget_reservations").values(row).execute();
+  await insertRow(tx, "budget_reservations", row);
 }
 
 /** Removes a reservation; false when it was already settled or released (by the expiry sweep, say). */
 export async function deleteReservation(tx: Executor, id: string): Promise<boolean> {
-  const result = await tx.deleteFrom("budget_reservations").where("id", "=", id).executeTakeFirst();
-  return Number(result.numDeletedRows) === 1;
+  const result = await runShaped(tx, "delete-reservation", [id], () =>
+    tx.deleteFrom("budget_reservations").where("id", "=", id),
+  );
+  return Number(result.numAffectedRows ?? 0) === 1;
 }
 
 export async function findExpiredReservations(
@@ -133,5 +163,5 @@ export async function findExpiredReservations(
 }
 
 export async function insertSpend(tx: Executor, row: SpendLedgerTable): Promise<void> {
-  await tx.insertInto("spend_ledger").values(row).execute();
+  await insertRow(tx, "spend_ledger", row);
 }
