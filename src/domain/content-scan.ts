@@ -42,19 +42,26 @@ export interface ContentFilters {
   customSet: CustomSet | null;
 }
 
+/**
+ * All matches of an RE2 pattern. RE2 works on UTF-8: given a string it converts the whole text on
+ * every exec, so the text is converted once and searched as a buffer, and byte offsets are mapped
+ * back to UTF-16 indices (the same numbers when the text is ASCII).
+ */
 function findAll(re: RE2): Detector {
   return (text) => {
     const spans: Span[] = [];
+    const bytes = Buffer.from(text, "utf8");
+    const ascii = bytes.length === text.length;
+    const index = (byte: number) => (ascii ? byte : bytes.subarray(0, byte).toString("utf8").length);
     re.lastIndex = 0;
-    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-      const start = m.index;
-      const end = start + m[0].length;
+    for (let m = re.exec(bytes); m !== null; m = re.exec(bytes)) {
+      const length = (m[0] as unknown as Buffer).length;
       // An empty match marks nothing to redact; step past it so the loop always advances.
-      if (end === start) {
-        re.lastIndex = start + 1;
+      if (length === 0) {
+        re.lastIndex = m.index + 1;
         continue;
       }
-      spans.push({ start, end });
+      spans.push({ start: index(m.index), end: index(m.index + length) });
     }
     return spans;
   };

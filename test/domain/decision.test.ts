@@ -377,9 +377,10 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
             }),
           ),
         ],
-        messages: [{ role: "user", content: "see PRJ-1234 and Codename  Falcon" }],
+        // Non-ASCII text before the matches: RE2 works in UTF-8 bytes, the spans in UTF-16 indices.
+        messages: [{ role: "user", content: "über 🙂: see PRJ-1234 and Codename  Falcon" }],
       });
-      assert.equal(d.scan.replacements[0]?.value, "see [REDACTED] and [CODENAME]");
+      assert.equal(d.scan.replacements[0]?.value, "über 🙂: see [REDACTED] and [CODENAME]");
     });
     it("the strictest action wins where two guardrails name the same pattern", () => {
       const d = run({

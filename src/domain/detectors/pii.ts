@@ -3,8 +3,27 @@ import { before, merge, scan } from "./spans.js";
 
 // ---- email --------------------------------------------------------------------------------------
 
-const EMAIL =
-  /(?<![\w.%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9])?@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-])/g;
+/** The domain after an @: labels of letters, digits and inner hyphens, a top-level domain of letters. */
+const EMAIL_DOMAIN = /(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-])/y;
+const LOCAL_PART = /^[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9])?$/;
+
+function isAlnum(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
+}
+
+function isLocalChar(c: number): boolean {
+  // letters, digits, and . _ % + -
+  return (
+    (c >= 97 && c <= 122) ||
+    (c >= 65 && c <= 90) ||
+    (c >= 48 && c <= 57) ||
+    c === 46 ||
+    c === 95 ||
+    c === 37 ||
+    c === 43 ||
+    c === 45
+  );
+}
 
 /** Asset names like logo@2x.png look like addresses; a file extension is not a top-level domain. */
 const FILE_EXTENSIONS = new Set([
@@ -53,14 +72,28 @@ const FILE_EXTENSIONS = new Set([
   "xml",
 ]);
 
+/** Anchored on each @ rather than trying every position of the text: the local part is read backwards. */
 export function findEmails(text: string): Span[] {
-  if (!text.includes("@")) return [];
-  return scan(EMAIL, text, (m) => {
-    const address = m[0];
-    if (address.includes("..")) return false;
-    const tld = address.slice(address.lastIndexOf(".") + 1).toLowerCase();
-    return !FILE_EXTENSIONS.has(tld);
-  });
+  const spans: Span[] = [];
+  for (let at = text.indexOf("@"); at > 0; at = text.indexOf("@", at + 1)) {
+    let start = at;
+    while (start > 0 && at - start <= 64 && isLocalChar(text.charCodeAt(start - 1))) start--;
+    // A local part longer than 64 characters, or one glued to more text, is not an address.
+    if (at - start > 64 || start === at) continue;
+    // Punctuation before the address ("...jane@", "(-jane@") is not part of it.
+    while (start < at && !isAlnum(text.charCodeAt(start))) start++;
+    const local = text.slice(start, at);
+    if (!LOCAL_PART.test(local) || local.includes("..")) continue;
+    EMAIL_DOMAIN.lastIndex = at + 1;
+    const domain = EMAIL_DOMAIN.exec(text);
+    if (!domain) continue;
+    const tld = domain[0].slice(domain[0].lastIndexOf(".") + 1).toLowerCase();
+    if (FILE_EXTENSIONS.has(tld)) continue;
+    const end = at + 1 + domain[0].length;
+    spans.push({ start, end });
+    at = end - 1;
+  }
+  return spans;
 }
 
 // ---- phone --------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import type { Span } from "../content-scan.js";
+import { merge } from "./spans.js";
 
 /**
  * Prompt-injection phrases, matched on a normalized copy of the text: lower case, and only letters
@@ -6,26 +7,36 @@ import type { Span } from "../content-scan.js";
  * ("I g n o r e  ALL previous... instructions"). Each kept character remembers its index in the
  * original, so a match maps back to a span of the original text.
  */
-const PHRASES = new RegExp(
-  [
+/**
+ * Each family of phrases with the stems one of which it must contain: a family whose stems are all
+ * absent from the normalized text is not run (most text mentions none of them).
+ */
+const FAMILIES: { stems: string[]; re: RegExp }[] = [
+  {
     // ignore / disregard ... previous instructions
-    "(?:ignore|disregard|forget|override|bypass)(?:all|any|every|the)?(?:of)?(?:the|your|my)?(?:previous|prior|above|earlier|preceding|initial|original|system|developer|safety){1,2}(?:instructions?|rules|directions|prompts?|guidelines|guardrails|commands|constraints)",
-    "(?:ignore|disregard|forget)(?:all|any)?(?:your|the)(?:instructions?|rules|guidelines|guardrails|systemprompt)",
+    stems: ["ignor", "disregard", "forget", "overrid", "bypass"],
+    re: /(?:ignore|disregard|forget|override|bypass)(?:all|any|every|the)?(?:of)?(?:the|your|my)?(?:previous|prior|above|earlier|preceding|initial|original|system|developer|safety){1,2}(?:instructions?|rules|directions|prompts?|guidelines|guardrails|commands|constraints)|(?:ignore|disregard|forget)(?:all|any)?(?:your|the)(?:instructions?|rules|guidelines|guardrails|systemprompt)/g,
+  },
+  {
     // role hijacking
-    "youarenow(?:dan|indevelopermode|jailbroken|unrestricted|unfiltered|nolongerbound|freefrom)",
-    "(?:actas|pretendtobe|youwillbe)(?:dan|anunrestricted|anunfiltered|ajailbroken|anaiwithoutrestrictions)",
-    "doanythingnow",
-    "(?:developermode|jailbreakmode|godmode)(?:enabled|activated|on)",
-    "pretend(?:that)?(?:you|youhave)(?:have)?no(?:rules|restrictions|guidelines|filters|limits)",
-    "fromnowon(?:you|your)(?:will|must|are|answer|respond)(?:ignore|without|notfollow|nolonger|asdan|unrestricted)",
+    stems: ["younow", "youarenow", "actas", "pretend", "youwillbe", "anythingnow", "mode"],
+    re: /youarenow(?:dan|indevelopermode|jailbroken|unrestricted|unfiltered|nolongerbound|freefrom)|(?:actas|pretendtobe|youwillbe)(?:dan|anunrestricted|anunfiltered|ajailbroken|anaiwithoutrestrictions)|doanythingnow|(?:developermode|jailbreakmode|godmode)(?:enabled|activated|on)|pretend(?:that)?(?:you|youhave)(?:have)?no(?:rules|restrictions|guidelines|filters|limits)/g,
+  },
+  {
+    stems: ["fromnowon"],
+    re: /fromnowon(?:you|your)(?:will|must|are|answer|respond)(?:ignore|without|notfollow|nolonger|asdan|unrestricted)/g,
+  },
+  {
     // exfiltrating the hidden prompt
-    "(?:reveal|print|show|repeat|output|display|leak|dump|tellme|giveme)(?:me)?(?:all)?(?:your|the)(?:full|entire|hidden|secret|original|initial|exact)?(?:systemprompt|systemmessage|initialinstructions|hiddeninstructions|originalinstructions|instructionsabove|promptabove|developermessage)",
-    // forged turn markers
-    "(?:imstart|imend)system",
-    "newinstructions(?:follow|are|override)",
-  ].join("|"),
-  "g",
-);
+    stems: ["prompt", "instruction", "systemmessage", "developermessage"],
+    re: /(?:reveal|print|show|repeat|output|display|leak|dump|tellme|giveme)(?:me)?(?:all)?(?:your|the)(?:full|entire|hidden|secret|original|initial|exact)?(?:systemprompt|systemmessage|initialinstructions|hiddeninstructions|originalinstructions|instructionsabove|promptabove|developermessage)/g,
+  },
+  // forged turn markers and injected instruction blocks
+  {
+    stems: ["imstart", "imend", "newinstructions"],
+    re: /(?:imstart|imend)system|newinstructions(?:follow|are|override)/g,
+  },
+];
 
 function normalize(text: string): { norm: string; map: Int32Array } {
   const map = new Int32Array(text.length);
@@ -52,14 +63,15 @@ function normalize(text: string): { norm: string; map: Int32Array } {
 
 export function findPromptInjections(text: string): Span[] {
   const { norm, map } = normalize(text);
-  const spans: Span[] = [];
-  PHRASES.lastIndex = 0;
-  for (let m = PHRASES.exec(norm); m !== null; m = PHRASES.exec(norm)) {
-    const start = map[m.index] ?? 0;
-    const end = (map[m.index + m[0].length - 1] ?? start) + 1;
-    const last = spans[spans.length - 1];
-    if (last && start < last.end) last.end = Math.max(last.end, end);
-    else spans.push({ start, end });
+  const found: Span[] = [];
+  for (const family of FAMILIES) {
+    if (!family.stems.some((stem) => norm.includes(stem))) continue;
+    const re = family.re;
+    re.lastIndex = 0;
+    for (let m = re.exec(norm); m !== null; m = re.exec(norm)) {
+      const start = map[m.index] ?? 0;
+      found.push({ start, end: (map[m.index + m[0].length - 1] ?? start) + 1 });
+    }
   }
-  return spans;
+  return merge(found);
 }
