@@ -35,7 +35,11 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
       continue;
     base[name] = value;
   }
-  for (const [name, value] of Object.entries(env)) if (value !== undefined) base[name] = value;
+  // undefined removes a variable the test process has (so a test can rely on its absence).
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete base[name];
+    else base[name] = value;
+  }
   return base;
 }
 
