@@ -18,7 +18,7 @@ Commands:
   keys create --workspace <id> [--member <user_id>] [--name N]
                                           create an inference key in a workspace, owned by a member
   organizations create --name <name>      create an organization; prints its first management key
-  upstream [--port 8091] [--host H]       run the bundled local model provider (an echo model),
+  upstream [--port 8091] [--latency-ms N] run the bundled local model provider (an echo model),
                                           so governed requests work end to end with no account
 
 Configuration comes from the environment (see docs/configuration.md): DATABASE_URL, PORT, HOST, ...
@@ -99,10 +99,15 @@ async function organizationsCreate(args: string[]): Promise<void> {
 }
 
 async function upstream(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { port: { type: "string" }, host: { type: "string" } } });
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: "string" }, host: { type: "string" }, "latency-ms": { type: "string" } },
+  });
   const port = Number(values.port ?? 8091);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error("--port must be a port number");
-  const local = await startLocalUpstream({ port, host: values.host ?? "127.0.0.1" });
+  const latencyMs = Number(values["latency-ms"] ?? 0);
+  if (!Number.isInteger(latencyMs) || latencyMs < 0) throw new Error("--latency-ms must be a whole number");
+  const local = await startLocalUpstream({ port, host: values.host ?? "127.0.0.1", latencyMs });
   console.log(`guardrails: local upstream (echo model) at ${local.url}`);
   const stop = () => local.close().then(() => process.exit(0));
   process.once("SIGTERM", stop);

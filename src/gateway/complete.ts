@@ -188,7 +188,7 @@ export async function completeChat(
   requestId: string,
   log: GatewayLog,
 ): Promise<GatewayAnswer> {
-  let prepared = await prepareRequest(gw, keyPolicy, body, ingress);
+  let prepared = await prepareRequest(gw, keyPolicy, body, ingress, false);
   const decision = prepared.decision;
   for (const hit of decision.scan.hits) {
     gw.metrics.detections.inc(
@@ -217,8 +217,8 @@ export async function completeChat(
     hold,
   );
   if (!reserved.ok) {
-    // Another request took the last of a budget since the usage was read: decide again on fresh usage.
-    prepared = await prepareRequest(gw, keyPolicy, body, ingress);
+    // A layer has nothing left: decide again on the usage read now, for the refusal's details.
+    prepared = await prepareRequest(gw, keyPolicy, body, ingress, true);
     if (!prepared.decision.allowed) refuse(gw, prepared.decision);
     gw.metrics.requests.inc({ outcome: "refused", reason: "budget_exhausted" });
     throw new AppError("guardrail_refused", { reason: "budget_exhausted" }, "Budget exhausted");

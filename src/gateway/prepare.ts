@@ -48,17 +48,24 @@ export function maxOutputTokens(body: ChatBody): number | null {
   return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
 }
 
-/** Reads what the decision needs (the budget windows' usage) and decides, timing the decision. */
+/**
+ * Decides, timing the decision. With `readBudgets` the budget windows' usage is read first, so the
+ * decision can judge the budgets (the dry run, or explaining a refused reservation); the gateway
+ * leaves it out, because its reservation is the budget check, atomic where a read is not.
+ */
 export async function prepareRequest(
   gw: GatewayDeps,
   keyPolicy: KeyPolicy,
   body: ChatBody,
   ingress: Region,
+  readBudgets: boolean,
 ): Promise<Prepared> {
   const { key, policy, applied } = keyPolicy;
   const now = gw.services.now();
   const usage =
-    policy.budgets.length > 0 ? await readUsage(gw.services, key, policy, now) : { spent: [], reserved: [] };
+    readBudgets && policy.budgets.length > 0
+      ? await readUsage(gw.services, key, policy, now)
+      : { spent: policy.budgets.map(() => 0), reserved: policy.budgets.map(() => 0) };
   const started = process.hrtime.bigint();
   const texts = collectTexts(body);
   const decision = decide({

@@ -32,6 +32,8 @@ export interface LocalUpstreamOptions {
   host?: string;
   /** Require this bearer key. */
   apiKey?: string;
+  /** Answer every request after this long, like a model taking time to answer (default 0). */
+  latencyMs?: number;
   onRequest?: (request: ReceivedRequest) => void;
   script?: (request: ReceivedRequest) => ScriptedAnswer | undefined;
 }
@@ -157,7 +159,8 @@ export async function startLocalUpstream(options: LocalUpstreamOptions = {}): Pr
       const received = { path: req.url ?? "", headers: req.headers, body };
       options.onRequest?.(received);
       const script = options.script?.(received);
-      if (script?.delayMs) setTimeout(() => respond(res, body, script), script.delayMs);
+      const delay = script?.delayMs ?? options.latencyMs ?? 0;
+      if (delay > 0) setTimeout(() => respond(res, body, script), delay);
       else respond(res, body, script);
     });
   });

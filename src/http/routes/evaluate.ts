@@ -35,7 +35,13 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
       if (!keyPolicy || keyPolicy.key.organization_id !== principal.organizationId) throw notFound();
       const { key_hash: _key, ingress_region, ...rest } = input;
       const body = rest as unknown as ChatBody;
-      const prepared = await prepareRequest(gw, keyPolicy, body, (ingress_region ?? "global") as Region);
+      const prepared = await prepareRequest(
+        gw,
+        keyPolicy,
+        body,
+        (ingress_region ?? "global") as Region,
+        true,
+      );
       const d = prepared.decision;
       const first = d.violations[0];
       return {
