@@ -29,6 +29,8 @@ export interface ActiveFilter {
   /** Scan only the user's messages (the prompt-injection builtin's `user_only` scope). */
   userOnly: boolean;
   find: Detector;
+  /** Custom patterns: the same search on the text's UTF-8 bytes, converted once per text. */
+  findInBytes?: (text: string, bytes: Buffer) => Span[];
 }
 
 /** The filters of an effective policy, compiled once and reused for every request under it. */
@@ -44,13 +46,12 @@ export interface ContentFilters {
 
 /**
  * All matches of an RE2 pattern. RE2 works on UTF-8: given a string it converts the whole text on
- * every exec, so the text is converted once and searched as a buffer, and byte offsets are mapped
- * back to UTF-16 indices (the same numbers when the text is ASCII).
+ * every exec, so the text is converted once (for all patterns) and searched as a buffer, and byte
+ * offsets are mapped back to UTF-16 indices (the same numbers when the text is ASCII).
  */
-function findAll(re: RE2): Detector {
-  return (text) => {
+function findAllInBytes(re: RE2): (text: string, bytes: Buffer) => Span[] {
+  return (text, bytes) => {
     const spans: Span[] = [];
-    const bytes = Buffer.from(text, "utf8");
     const ascii = bytes.length === text.length;
     const index = (byte: number) => (ascii ? byte : bytes.subarray(0, byte).toString("utf8").length);
     re.lastIndex = 0;
@@ -78,13 +79,17 @@ export function compileFilters(
     userOnly: f.scan_scope === "user_only",
     find: detectors[f.slug],
   }));
-  const custom = policy.content_filters.map((f) => ({
-    ref: { type: "custom", pattern: f.pattern } as FilterRef,
-    action: f.action,
-    label: f.label ?? DEFAULT_REDACT_LABEL,
-    userOnly: false,
-    find: findAll(compilePattern(f.pattern)),
-  }));
+  const custom = policy.content_filters.map((f) => {
+    const findInBytes = findAllInBytes(compilePattern(f.pattern));
+    return {
+      ref: { type: "custom", pattern: f.pattern } as FilterRef,
+      action: f.action,
+      label: f.label ?? DEFAULT_REDACT_LABEL,
+      userOnly: false,
+      find: (text: string) => findInBytes(text, Buffer.from(text, "utf8")),
+      findInBytes,
+    };
+  });
   const customSet =
     custom.length > 1
       ? new RE2.Set(
@@ -142,16 +147,19 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
   for (const text of texts) {
     if (text.text.length === 0) continue;
     const toRedact: LabelledSpan[] = [];
+    const bytes = filters.custom.length > 0 ? Buffer.from(text.text, "utf8") : undefined;
     const run = (index: number, filter: ActiveFilter) => {
       if (filter.userOnly && text.role !== "user") return;
-      const spans = filter.find(text.text);
+      const spans =
+        filter.findInBytes && bytes ? filter.findInBytes(text.text, bytes) : filter.find(text.text);
       if (spans.length === 0) return;
       counts[index] = (counts[index] ?? 0) + spans.length;
       if (filter.action === "redact") for (const s of spans) toRedact.push({ ...s, label: filter.label });
     };
     for (const [i, f] of filters.builtins.entries()) run(i, f);
     if (filters.customSet) {
-      for (const i of filters.customSet.match(text.text)) run(offset + i, filters.custom[i] as ActiveFilter);
+      for (const i of filters.customSet.match(bytes as Buffer))
+        run(offset + i, filters.custom[i] as ActiveFilter);
     } else {
       for (const [i, f] of filters.custom.entries()) run(offset + i, f);
     }
