@@ -151,7 +151,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   };
   healthRoutes(app, deps);
   metricsRoutes(app, gateway.metrics);
-  modelRoutes(app, deps);
+  modelRoutes(app, deps, deps.upstreams.unavailable);
   guardrailRoutes(app, deps);
   workspaceRoutes(app, deps);
   keyRoutes(app, deps);

@@ -39,6 +39,28 @@ describe("health, catalog and documentation endpoints", () => {
     }
   });
 
+  it("each model's links.details answers its endpoints, with whether the provider is configured; an unknown model is 404", async () => {
+    const models = (await call(server, "GET", "/api/v1/models")).body.data as {
+      id: string;
+      endpoints: unknown[];
+      links: { details: string };
+    }[];
+    for (const m of models) {
+      const res = await call(server, "GET", m.links.details);
+      assert.equal(res.status, 200, m.links.details);
+      assert.equal(res.body.data.id, m.id);
+      assert.equal(res.body.data.endpoints.length, m.endpoints.length);
+    }
+    const local = await call(server, "GET", "/api/v1/models/meta-llama/llama-3.1-8b-instruct/endpoints");
+    // The test server configures no provider keys: only the keyless local provider is available.
+    for (const e of local.body.data.endpoints as { provider: string; available: boolean }[]) {
+      assert.equal(e.available, e.provider === "local", e.provider);
+    }
+    const sonnet = await call(server, "GET", "/api/v1/models/anthropic/claude-sonnet-4.5/endpoints");
+    assert.ok(sonnet.body.data.endpoints.every((e: { available: boolean }) => e.available === false));
+    assert.equal((await call(server, "GET", "/api/v1/models/acme/nothing/endpoints")).status, 404);
+  });
+
   it("every catalog model can be named in allowed_models, by slug and by canonical slug (decisions §5)", async () => {
     const org = await server.newOrg();
     const models = (await call(server, "GET", "/api/v1/models")).body.data as {

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import Type from "typebox";
 import type { Model } from "../../domain/catalog.js";
+import { notFound } from "../../domain/errors.js";
 import type { ServiceDeps } from "../../services/context.js";
 
 /** USD per token as a decimal string, the form OpenAI-style model lists use. */
@@ -36,11 +38,41 @@ function presentModel(m: Model, familyOf: (m: Model) => string) {
 }
 
 /** The catalog (public, like the reference service's model list). */
-export function modelRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function modelRoutes(app: FastifyInstance, deps: ServiceDeps, unavailable: ReadonlySet<string>): void {
   const models = deps.catalog.models.map((m) => presentModel(m, (x) => deps.catalog.familyOf(x)));
   app.get(
     "/api/v1/models",
     { schema: { tags: ["Models"], summary: "List the model catalog, with each model's provider endpoints" } },
     async () => ({ data: models, links: { next: null }, total_count: models.length }),
+  );
+  const providerNames = new Map(deps.catalog.providers.map((p) => [p.id, p.name]));
+  // Model slugs are author/name, so the path has two segments before /endpoints.
+  app.get(
+    "/api/v1/models/:author/:name/endpoints",
+    {
+      schema: {
+        tags: ["Models"],
+        summary: "One model's provider endpoints, and whether each provider is configured here",
+        params: Type.Object({ author: Type.String(), name: Type.String() }),
+      },
+    },
+    async (request) => {
+      const { author, name } = request.params as { author: string; name: string };
+      const model = deps.catalog.findModel(`${author}/${name}`);
+      if (!model) throw notFound();
+      return {
+        data: {
+          id: model.slug,
+          canonical_slug: model.canonical_slug,
+          name: model.name,
+          endpoints: model.endpoints.map((e) => ({
+            ...e,
+            provider_name: providerNames.get(e.provider) ?? e.provider,
+            // A provider without its API key configured is never routed to (docs/gateway.md).
+            available: !unavailable.has(e.provider),
+          })),
+        },
+      };
+    },
   );
 }
