@@ -38,6 +38,7 @@ export async function startServer(
     ...createServiceDeps({
       db: database.db,
       transact: database.transact,
+      spend: database.spendStore,
       catalog: new Catalog(config.catalog),
     }),
     ping: database.ping,

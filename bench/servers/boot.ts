@@ -18,7 +18,12 @@ export async function bootService(catalog: CatalogData, providerKeys: Record<str
   });
   const upstreams = new Upstreams(catalog.providers, providerKeys);
   const deps = {
-    ...createServiceDeps({ db: database.db, transact: database.transact, catalog: new Catalog(catalog) }),
+    ...createServiceDeps({
+      db: database.db,
+      transact: database.transact,
+      spend: database.spendStore,
+      catalog: new Catalog(catalog),
+    }),
     ping: database.ping,
     regionBaseUrls: {
       global: "http://localhost/api/v1",

@@ -4,16 +4,7 @@ import { newId } from "../domain/ids.js";
 import type { BudgetLayer, EffectivePolicy } from "../domain/policy.js";
 import type { ServiceDeps } from "../services/context.js";
 import type { KeyRecord } from "../storage/key-repo.js";
-import {
-  type CounterKey,
-  deleteReservation,
-  findExpiredReservations,
-  insertReservation,
-  insertSpend,
-  readCounters,
-  reserveCounter,
-  settleCounter,
-} from "../storage/spend-repo.js";
+import { type CounterKey, findExpiredReservations, readCounters } from "../storage/spend-repo.js";
 
 /**
  * Budgets under concurrency (issue 4, pitfalls): before forwarding, a request reserves its worst-case
@@ -55,13 +46,6 @@ export interface Reservation {
   amount: number;
 }
 
-/** Raised inside the reservation transaction to roll it back: a layer ran out meanwhile. */
-class BudgetTaken extends Error {
-  constructor(readonly index: number) {
-    super("budget used up");
-  }
-}
-
 export type ReserveOutcome = { ok: true; reservation: Reservation | null } | { ok: false; index: number };
 
 /**
@@ -84,26 +68,20 @@ export async function reserve(
     counters: counted.map(({ c }) => counterOf(key, c.layer, now)),
     amount,
   };
-  try {
-    await deps.transact(async (tx) => {
-      for (const [i, { c, index }] of counted.entries()) {
-        const counter = reservation.counters[i] as CounterKey;
-        const admitted = await reserveCounter(tx, key.organization_id, counter, c.layer.limit_micros, amount);
-        if (!admitted) throw new BudgetTaken(index);
-      }
-      await insertReservation(tx, {
-        id: reservation.id,
-        organization_id: key.organization_id,
-        counters: JSON.stringify(reservation.counters),
-        amount_micros: amount,
-        created_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + holdMs).toISOString(),
-      });
-    });
-  } catch (err) {
-    if (err instanceof BudgetTaken) return { ok: false, index: err.index };
-    throw err;
-  }
+  const refused = await deps.spend.reserve(
+    key.organization_id,
+    counted.map(({ c }, i) => ({ key: reservation.counters[i] as CounterKey, limit: c.layer.limit_micros })),
+    amount,
+    {
+      id: reservation.id,
+      organization_id: key.organization_id,
+      counters: JSON.stringify(reservation.counters),
+      amount_micros: amount,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + holdMs).toISOString(),
+    },
+  );
+  if (refused >= 0) return { ok: false, index: counted[refused]?.index ?? 0 };
   return { ok: true, reservation };
 }
 
@@ -120,7 +98,7 @@ export interface SpendRecord {
 
 /**
  * Settles a reservation to the actual cost and writes the ledger entry, in one transaction. A
- * reservation the expiry sweep already released is not settled twice: the cost then goes straight
+ * reservation the expiry sweep already released is not taken back twice: the cost then goes straight
  * onto the counters.
  */
 export async function settle(
@@ -129,38 +107,26 @@ export async function settle(
   spend: SpendRecord,
 ): Promise<void> {
   const key = spend.key;
-  await deps.transact(async (tx) => {
-    if (reservation) {
-      const held = await deleteReservation(tx, reservation.id);
-      for (const counter of reservation.counters) {
-        await settleCounter(tx, counter, held ? reservation.amount : 0, spend.costMicros);
-      }
-    }
-    await insertSpend(tx, {
-      id: newId(),
-      organization_id: key.organization_id,
-      request_id: spend.requestId,
-      key_hash: key.hash,
-      workspace_id: key.workspace_id ?? "",
-      member_user_id: key.member_user_id,
-      model: spend.model,
-      provider: spend.provider,
-      byok: spend.byok ? 1 : 0,
-      prompt_tokens: spend.promptTokens,
-      completion_tokens: spend.completionTokens,
-      cost_micros: spend.costMicros,
-      created_at: deps.now().toISOString(),
-    });
+  await deps.spend.settle(reservation, spend.costMicros, {
+    id: newId(),
+    organization_id: key.organization_id,
+    request_id: spend.requestId,
+    key_hash: key.hash,
+    workspace_id: key.workspace_id ?? "",
+    member_user_id: key.member_user_id,
+    model: spend.model,
+    provider: spend.provider,
+    byok: spend.byok ? 1 : 0,
+    prompt_tokens: spend.promptTokens,
+    completion_tokens: spend.completionTokens,
+    cost_micros: spend.costMicros,
+    created_at: deps.now().toISOString(),
   });
 }
 
 /** Gives a reservation back (the upstream failed or the request was refused after reserving). */
 export async function release(deps: ServiceDeps, reservation: Reservation | null): Promise<void> {
-  if (!reservation) return;
-  await deps.transact(async (tx) => {
-    if (!(await deleteReservation(tx, reservation.id))) return;
-    for (const counter of reservation.counters) await settleCounter(tx, counter, reservation.amount, 0);
-  });
+  if (reservation) await deps.spend.release(reservation);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Catalog } from "../domain/catalog.js";
 import { newId } from "../domain/ids.js";
 import { insertAuditEntry } from "../storage/audit-repo.js";
 import type { Db, Executor } from "../storage/schema.js";
+import { kyselySpendStore, type SpendStore } from "../storage/spend-store.js";
 import type { KeyPolicy } from "./effective-policy.js";
 import { GenerationCache } from "./generation-cache.js";
 
@@ -27,6 +28,8 @@ export interface ServiceDeps {
   /** Runs a change in one transaction (the storage adapter decides how, e.g. group commit). */
   transact: <T>(work: (tx: Executor) => Promise<T>) => Promise<T>;
   catalog: Catalog;
+  /** The spend writes of the request path (reservations, settlement, ledger). */
+  spend: SpendStore;
   /** The clock is a dependency so tests can move time; domain code receives time as an argument. */
   now: () => Date;
   changes: ChangeFeed;
@@ -42,12 +45,15 @@ export function createServiceDeps(parts: {
   catalog: Catalog;
   now?: () => Date;
   transact?: ServiceDeps["transact"];
+  spend?: SpendStore;
 }): ServiceDeps {
   const changes = new ChangeFeed();
   const db = parts.db;
+  const transact: ServiceDeps["transact"] = parts.transact ?? ((work) => db.transaction().execute(work));
   return {
     db,
-    transact: parts.transact ?? ((work) => db.transaction().execute(work)),
+    transact,
+    spend: parts.spend ?? kyselySpendStore(transact),
     catalog: parts.catalog,
     now: parts.now ?? (() => new Date()),
     changes,

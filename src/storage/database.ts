@@ -6,6 +6,7 @@ import { startCheckpointer } from "./checkpointer.js";
 import { GroupCommitter } from "./group-commit.js";
 import { migrateToLatest } from "./migrations.js";
 import type { Db, Executor } from "./schema.js";
+import { kyselySpendStore, type SpendStore, sqliteSpendStore } from "./spend-store.js";
 
 export type Transact = <T>(work: (tx: Executor) => Promise<T>) => Promise<T>;
 
@@ -14,6 +15,8 @@ export interface DatabaseHandle {
   kind: "sqlite" | "postgres";
   /** Runs a change in a transaction (on SQLite, with group commit). */
   transact: Transact;
+  /** The spend writes of the request path (a synchronous fast path on SQLite). */
+  spendStore: SpendStore;
   /** Answers when the database does (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -89,6 +92,7 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
     db,
     kind: "sqlite",
     transact,
+    spendStore: sqliteSpendStore(sqlite, kyselySpendStore(transact)),
     async ping() {
       await sql`select 1`.execute(db);
     },

@@ -71,6 +71,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...createServiceDeps({
       db: database.db,
       transact: database.transact,
+      spend: database.spendStore,
       catalog: new Catalog(catalogData),
       ...(options.now ? { now: options.now } : {}),
     }),

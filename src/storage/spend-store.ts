@@ -1,0 +1,176 @@
+import type SqliteDatabase from "better-sqlite3";
+import type { Transact } from "./database.js";
+import type { BudgetReservationTable, SpendLedgerTable } from "./schema.js";
+import {
+  type CounterKey,
+  deleteReservation,
+  insertReservation,
+  insertSpend,
+  reserveCounter,
+  settleCounter,
+} from "./spend-repo.js";
+
+/**
+ * The spend writes of the request path, each all or nothing. Two adapters: one over Kysely (any
+ * database), and one that runs the same statements synchronously on the SQLite connection, because
+ * on the gateway's hot path Kysely's promise per statement cost more than SQLite's work.
+ */
+export interface SpendStore {
+  /** Reserves on every counter (each under its limit) and records the reservation; -1 when done, else the index of the counter that had nothing left. */
+  reserve(
+    organizationId: string,
+    counters: { key: CounterKey; limit: number }[],
+    amount: number,
+    row: BudgetReservationTable,
+  ): Promise<number>;
+  /** Settles (or, with no reservation, just records) a request's cost and writes its ledger row. */
+  settle(
+    reservation: { id: string; counters: CounterKey[]; amount: number } | null,
+    cost: number,
+    ledger: SpendLedgerTable,
+  ): Promise<void>;
+  /** Gives a reservation back; nothing when it was already settled or released. */
+  release(reservation: { id: string; counters: CounterKey[]; amount: number }): Promise<void>;
+}
+
+/** Raised inside a reservation transaction to roll it back. */
+class Exhausted extends Error {
+  constructor(readonly index: number) {
+    super("budget used up");
+  }
+}
+
+export function kyselySpendStore(transact: Transact): SpendStore {
+  return {
+    async reserve(organizationId, counters, amount, row) {
+      try {
+        await transact(async (tx) => {
+          for (const [i, c] of counters.entries()) {
+            if (!(await reserveCounter(tx, organizationId, c.key, c.limit, amount))) throw new Exhausted(i);
+          }
+          await insertReservation(tx, row);
+        });
+        return -1;
+      } catch (err) {
+        if (err instanceof Exhausted) return err.index;
+        throw err;
+      }
+    },
+    async settle(reservation, cost, ledger) {
+      await transact(async (tx) => {
+        if (reservation) {
+          // A reservation the expiry sweep already released is not taken back twice.
+          const held = await deleteReservation(tx, reservation.id);
+          for (const key of reservation.counters)
+            await settleCounter(tx, key, held ? reservation.amount : 0, cost);
+        }
+        await insertSpend(tx, ledger);
+      });
+    },
+    async release(reservation) {
+      await transact(async (tx) => {
+        if (!(await deleteReservation(tx, reservation.id))) return;
+        for (const key of reservation.counters) await settleCounter(tx, key, reservation.amount, 0);
+      });
+    },
+  };
+}
+
+const KEY_WHERE =
+  "guardrail_id = ? and scope = ? and subject = ? and reset_interval = ? and window_start = ?";
+const keyParams = (k: CounterKey) => [k.guardrail_id, k.scope, k.subject, k.reset_interval, k.window_start];
+
+/**
+ * The same writes as kyselySpendStore, as synchronous better-sqlite3 transactions (SQLite's own SQL:
+ * this adapter is SQLite's alone). While a Kysely transaction is open on the connection (it spans
+ * awaits), a synchronous one cannot start, so the call goes through `fallback`, which queues behind
+ * it. Statements run to completion synchronously, so nothing else interleaves with them.
+ */
+export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: SpendStore): SpendStore {
+  const upsert = sqlite.prepare(
+    `insert into budget_usage (organization_id, guardrail_id, scope, subject, reset_interval, window_start, spent_micros, reserved_micros)
+     values (?, ?, ?, ?, ?, ?, 0, ?)
+     on conflict (guardrail_id, scope, subject, reset_interval, window_start)
+     do update set reserved_micros = budget_usage.reserved_micros + excluded.reserved_micros
+     where budget_usage.spent_micros + budget_usage.reserved_micros < ?`,
+  );
+  const addReservation = sqlite.prepare(
+    "insert into budget_reservations (id, organization_id, counters, amount_micros, created_at, expires_at) values (?, ?, ?, ?, ?, ?)",
+  );
+  const dropReservation = sqlite.prepare("delete from budget_reservations where id = ?");
+  const settleOne = sqlite.prepare(
+    `update budget_usage set
+       reserved_micros = case when reserved_micros > ? then reserved_micros - ? else 0 end,
+       spent_micros = spent_micros + ?
+     where ${KEY_WHERE}`,
+  );
+  const addLedger = sqlite.prepare(
+    `insert into spend_ledger (id, organization_id, request_id, key_hash, workspace_id, member_user_id, model, provider, byok, prompt_tokens, completion_tokens, cost_micros, created_at)
+     values (@id, @organization_id, @request_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, @prompt_tokens, @completion_tokens, @cost_micros, @created_at)`,
+  );
+
+  const reserve = sqlite.transaction(
+    (
+      organizationId: string,
+      counters: { key: CounterKey; limit: number }[],
+      amount: number,
+      row: BudgetReservationTable,
+    ) => {
+      for (const [i, c] of counters.entries()) {
+        // A new counter is inserted unconditionally, so a limit with nothing to give is refused here.
+        const admitted =
+          c.limit > 0 && upsert.run(organizationId, ...keyParams(c.key), amount, c.limit).changes === 1;
+        if (!admitted) throw new Exhausted(i);
+      }
+      addReservation.run(
+        row.id,
+        row.organization_id,
+        row.counters,
+        row.amount_micros,
+        row.created_at,
+        row.expires_at,
+      );
+    },
+  );
+  const settle = sqlite.transaction(
+    (
+      reservation: { id: string; counters: CounterKey[]; amount: number } | null,
+      cost: number,
+      ledger: SpendLedgerTable,
+    ) => {
+      if (reservation) {
+        const held = dropReservation.run(reservation.id).changes === 1 ? reservation.amount : 0;
+        for (const key of reservation.counters) settleOne.run(held, held, cost, ...keyParams(key));
+      }
+      addLedger.run(ledger);
+    },
+  );
+  const release = sqlite.transaction(
+    (reservation: { id: string; counters: CounterKey[]; amount: number }) => {
+      if (dropReservation.run(reservation.id).changes !== 1) return;
+      for (const key of reservation.counters)
+        settleOne.run(reservation.amount, reservation.amount, 0, ...keyParams(key));
+    },
+  );
+
+  return {
+    async reserve(organizationId, counters, amount, row) {
+      if (sqlite.inTransaction) return fallback.reserve(organizationId, counters, amount, row);
+      try {
+        reserve(organizationId, counters, amount, row);
+        return -1;
+      } catch (err) {
+        if (err instanceof Exhausted) return err.index;
+        throw err;
+      }
+    },
+    async settle(reservation, cost, ledger) {
+      if (sqlite.inTransaction) return fallback.settle(reservation, cost, ledger);
+      settle(reservation, cost, ledger);
+    },
+    async release(reservation) {
+      if (sqlite.inTransaction) return fallback.release(reservation);
+      release(reservation);
+    },
+  };
+}

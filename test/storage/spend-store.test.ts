@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type DatabaseHandle, openDatabase } from "../../src/storage/database.js";
+import type { CounterKey } from "../../src/storage/spend-repo.js";
+import { readCounters } from "../../src/storage/spend-repo.js";
+import { kyselySpendStore, type SpendStore } from "../../src/storage/spend-store.js";
+
+/**
+ * The spend store contract (issue 4, spend), run against both adapters on a real SQLite file: the
+ * portable Kysely one and SQLite's synchronous fast path.
+ */
+
+let sequence = 0;
+const counter = (): CounterKey => ({
+  guardrail_id: `g-${++sequence}`,
+  scope: "key",
+  subject: "k",
+  reset_interval: "daily",
+  window_start: "2026-11-22T00:00:00.000Z",
+});
+const row = (id: string, amount: number) => ({
+  id,
+  organization_id: "org",
+  counters: "[]",
+  amount_micros: amount,
+  created_at: "2026-11-22T10:00:00.000Z",
+  expires_at: "2026-11-22T11:00:00.000Z",
+});
+const ledger = (id: string, cost: number) => ({
+  id,
+  organization_id: "org",
+  request_id: id,
+  key_hash: "k",
+  workspace_id: "w",
+  member_user_id: null,
+  model: "m",
+  provider: "p",
+  byok: 0,
+  prompt_tokens: 1,
+  completion_tokens: 1,
+  cost_micros: cost,
+  created_at: "2026-11-22T10:00:01.000Z",
+});
+
+describe("spend store contract, on both adapters (issue 4)", () => {
+  let dir: string;
+  let database: DatabaseHandle;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "guardrails-spend-"));
+    database = await openDatabase(`sqlite:${join(dir, "s.db")}`, { sqliteSynchronous: "normal" });
+  });
+  after(async () => {
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const usage = async (...keys: CounterKey[]) =>
+    (await readCounters(database.db, "org", keys)).map((u) => [u.spent_micros, u.reserved_micros]);
+
+  for (const [name, store] of [
+    ["kysely", () => kyselySpendStore(database.transact)],
+    ["sqlite fast path", () => database.spendStore],
+  ] as [string, () => SpendStore][]) {
+    describe(name, () => {
+      it("a reservation is all or nothing: a counter with nothing left leaves the others untouched", async () => {
+        const [a, b] = [counter(), counter()];
+        assert.equal(
+          await store().reserve("org", [{ key: b, limit: 100 }], 100, row(`fill-${name}`, 100)),
+          -1,
+        );
+        const refused = await store().reserve(
+          "org",
+          [
+            { key: a, limit: 1000 },
+            { key: b, limit: 100 },
+          ],
+          50,
+          row(`r-${name}`, 50),
+        );
+        assert.equal(refused, 1, "the second counter had nothing left");
+        assert.deepEqual(await usage(a, b), [
+          [0, 0],
+          [0, 100],
+        ]);
+      });
+
+      it("settling moves the reservation to the actual cost; releasing twice gives back once", async () => {
+        const a = counter();
+        const held = { id: `s-${name}`, counters: [a], amount: 300 };
+        assert.equal(await store().reserve("org", [{ key: a, limit: 1000 }], 300, row(held.id, 300)), -1);
+        await store().settle(held, 120, ledger(`l-${name}`, 120));
+        assert.deepEqual(await usage(a), [[120, 0]]);
+        const other = { id: `x-${name}`, counters: [a], amount: 200 };
+        assert.equal(await store().reserve("org", [{ key: a, limit: 1000 }], 200, row(other.id, 200)), -1);
+        await store().release(other);
+        await store().release(other);
+        assert.deepEqual(await usage(a), [[120, 0]]);
+      });
+
+      it("a limit of zero admits nothing", async () => {
+        assert.equal(await store().reserve("org", [{ key: counter(), limit: 0 }], 1, row(`z-${name}`, 1)), 0);
+      });
+    });
+  }
+
+  it("the fast path waits for a Kysely transaction open on the connection instead of joining it", async () => {
+    const a = counter();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A management change holding a transaction across an await, then rolled back.
+    const open = database
+      .transact(async (tx) => {
+        await tx
+          .insertInto("budget_usage")
+          .values({ organization_id: "org", ...counter(), spent_micros: 0, reserved_micros: 0 })
+          .execute();
+        await gate;
+        throw new Error("roll back");
+      })
+      .catch(() => undefined);
+    await new Promise((r) => setImmediate(r));
+    const reserving = database.spendStore.reserve("org", [{ key: a, limit: 10 }], 5, row("during", 5));
+    release();
+    await open;
+    assert.equal(await reserving, -1);
+    // Had the reservation joined the rolled-back transaction, it would be gone.
+    assert.deepEqual(await usage(a), [[0, 5]]);
+  });
+});
