@@ -82,9 +82,10 @@ const keyParams = (k: CounterKey) => [k.guardrail_id, k.scope, k.subject, k.rese
 
 /**
  * The same writes as kyselySpendStore, as synchronous better-sqlite3 transactions (SQLite's own SQL:
- * this adapter is SQLite's alone). While a Kysely transaction is open on the connection (it spans
- * awaits), a synchronous one cannot start, so the call goes through `fallback`, which queues behind
- * it. Statements run to completion synchronously, so nothing else interleaves with them.
+ * this adapter is SQLite's alone). Inside the shared transaction of a batch, each write's own
+ * transaction function becomes a savepoint. While a Kysely transaction is open on the connection (it
+ * spans awaits), a synchronous one cannot start, so the writes go through `fallback`, which queues
+ * behind it. Statements run to completion synchronously, so nothing else interleaves with them.
  */
 export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: SpendStore): SpendStore {
   const upsert = sqlite.prepare(
@@ -153,24 +154,80 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
     },
   );
 
-  return {
-    async reserve(organizationId, counters, amount, row) {
-      if (sqlite.inTransaction) return fallback.reserve(organizationId, counters, amount, row);
+  // Group commit: the writes of concurrent requests that arrive in one turn of the event loop share
+  // one transaction (one WAL write), each in its own savepoint, so one request's failure rolls back
+  // only its own writes. Every caller is answered only after the shared commit.
+  interface Pending {
+    run: () => unknown;
+    async: () => Promise<unknown>;
+    resolve: (value: unknown) => void;
+    reject: (err: unknown) => void;
+  }
+  let queue: Pending[] = [];
+  const outcomes = new Map<Pending, { ok: true; value: unknown } | { ok: false; err: unknown }>();
+  const commitAll = sqlite.transaction((batch: Pending[]) => {
+    for (const op of batch) {
       try {
-        reserve(organizationId, counters, amount, row);
-        return -1;
+        outcomes.set(op, { ok: true, value: op.run() });
       } catch (err) {
-        if (err instanceof Exhausted) return err.index;
-        throw err;
+        outcomes.set(op, { ok: false, err });
       }
+    }
+  });
+  const flush = () => {
+    const batch = queue;
+    queue = [];
+    if (sqlite.inTransaction) {
+      // A Kysely transaction is open across an await: go through it (queued behind it) instead.
+      for (const op of batch) op.async().then(op.resolve, op.reject);
+      return;
+    }
+    try {
+      commitAll(batch);
+    } catch (err) {
+      outcomes.clear();
+      for (const op of batch) op.reject(err);
+      return;
+    }
+    for (const op of batch) {
+      const outcome = outcomes.get(op);
+      if (outcome?.ok) op.resolve(outcome.value);
+      else op.reject(outcome?.err);
+    }
+    outcomes.clear();
+  };
+  const schedule = <T>(run: () => T, async: () => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      queue.push({ run, async, resolve: resolve as (value: unknown) => void, reject });
+      if (queue.length === 1) setImmediate(flush);
+    });
+
+  return {
+    reserve(organizationId, counters, amount, row) {
+      return schedule(
+        () => {
+          try {
+            reserve(organizationId, counters, amount, row);
+            return -1;
+          } catch (err) {
+            if (err instanceof Exhausted) return err.index;
+            throw err;
+          }
+        },
+        () => fallback.reserve(organizationId, counters, amount, row),
+      );
     },
-    async settle(reservation, cost, ledger) {
-      if (sqlite.inTransaction) return fallback.settle(reservation, cost, ledger);
-      settle(reservation, cost, ledger);
+    settle(reservation, cost, ledger) {
+      return schedule(
+        () => settle(reservation, cost, ledger),
+        () => fallback.settle(reservation, cost, ledger),
+      );
     },
-    async release(reservation) {
-      if (sqlite.inTransaction) return fallback.release(reservation);
-      release(reservation);
+    release(reservation) {
+      return schedule(
+        () => release(reservation),
+        () => fallback.release(reservation),
+      );
     },
   };
 }

@@ -105,6 +105,29 @@ describe("spend store contract, on both adapters (issue 4)", () => {
     });
   }
 
+  it("writes arriving together share a commit, and a refused one does not undo the others", async () => {
+    const [a, b] = [counter(), counter()];
+    const store = database.spendStore;
+    const outcomes = await Promise.all([
+      store.reserve("org", [{ key: a, limit: 100 }], 60, row("t1", 60)),
+      store.reserve("org", [{ key: a, limit: 100 }], 60, row("t2", 60)),
+      store.reserve("org", [{ key: a, limit: 100 }], 60, row("t3", 60)),
+      store.reserve("org", [{ key: b, limit: 100 }], 10, row("t4", 10)),
+    ]);
+    // 0 then 60 are under the limit, 120 is not: the third is refused, alone.
+    assert.deepEqual(outcomes, [-1, -1, 0, -1]);
+    assert.deepEqual(await usage(a, b), [
+      [0, 120],
+      [0, 10],
+    ]);
+    const rows = await database.db
+      .selectFrom("budget_reservations")
+      .select("id")
+      .where("id", "in", ["t1", "t2", "t3", "t4"])
+      .execute();
+    assert.deepEqual(rows.map((r) => r.id).sort(), ["t1", "t2", "t4"]);
+  });
+
   it("the fast path waits for a Kysely transaction open on the connection instead of joining it", async () => {
     const a = counter();
     let release!: () => void;
