@@ -1,17 +1,26 @@
 import type { BuiltinSlug } from "../content-filters.js";
 import type { Detector, Span } from "../content-scan.js";
-import { findAddresses, findPersonNames } from "./names-addresses.js";
-import { findCreditCards, findEmails, findIpAddresses, findPhones, findSsns } from "./pii.js";
-import { findPromptInjections } from "./prompt-injection.js";
+import { findAddresses } from "./address.js";
+import { findCreditCards } from "./credit-card.js";
+import { findEmails } from "./email.js";
+import { findIpAddresses } from "./ip-address.js";
+import { findPersonNames } from "./person-name.js";
+import { findPhones } from "./phone.js";
+import { findPromptInjections } from "./regex-prompt-injection.js";
 import { findSecrets } from "./secrets.js";
+import { findSsns } from "./ssn.js";
 
+/**
+ * `Span` (UTF-16 indices into the scanned text, end exclusive) and `Detector` are declared once, in
+ * content-scan.ts, where the scan consumes them; they are re-exported here as the detectors' API.
+ */
 export type { Detector, Span };
 
 /**
- * The builtin detectors (decisions §6), one per slug. Each returns sorted, non-overlapping spans in
- * the text's own UTF-16 indices. Methods, known misses and measured precision and recall:
- * docs/detectors.md. Every pattern here is written without nested or adjacent ambiguous
- * quantifiers and with bounded repetition, so matching stays linear in practice on any input.
+ * The builtin detectors (decisions §6), one per slug. Each is pure (no I/O, no clock) and returns
+ * sorted, non-overlapping spans in the coordinates of the text it was given. Methods, known misses
+ * and measured precision and recall: docs/detectors.md. The patterns have no nested or adjacent
+ * ambiguous quantifiers and bound every repetition, so matching stays linear on any input.
  */
 export const DETECTORS: Record<BuiltinSlug, Detector> = {
   email: findEmails,

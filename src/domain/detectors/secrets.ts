@@ -1,65 +1,230 @@
 import type { Span } from "../content-scan.js";
-import { merge, scan } from "./spans.js";
+import { collect, isAsciiLetter, isDigit, normalizeSpans } from "./spans.js";
 
 /**
- * Credentials recognised by their issuer's prefix and shape. Each pattern names a format that is
- * public (cloud, code hosting, payment and model-provider keys, private keys, tokens); generic
- * `password = ...` assignments are caught too, with placeholders and code references left alone.
+ * Credentials, found four ways:
+ * 1. by issuer prefix and shape: formats the issuers publish so that leaked keys can be found
+ *    (cloud, code hosting, payment, messaging and model-provider keys, JWTs);
+ * 2. PEM private key blocks (public keys and certificates are not secrets);
+ * 3. the password of a connection URL (`postgres://user:password@host`);
+ * 4. a value assigned to a credential-named key (`DB_PASSWORD=...`, `"client_secret": "..."`,
+ *    `Authorization: Bearer ...`), if the value looks like a credential rather than a placeholder.
+ * Every match must look random: a placeholder of repeated characters (`ghp_xxxx...`,
+ * `AKIAXXXXXXXXXXXXXXXX`) has too few distinct characters. Hashes, UUIDs and base64 data carry no
+ * prefix and no credential name, so they are left alone.
  */
 const PREFIXED = new RegExp(
   [
-    "\\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\\b", // AWS access key id
-    "\\bgh[pousr]_[A-Za-z0-9]{36,255}\\b", // GitHub tokens
-    "\\bgithub_pat_[A-Za-z0-9_]{50,255}\\b", // GitHub fine-grained token
-    "\\bglpat-[A-Za-z0-9_-]{20,64}\\b", // GitLab personal token
-    "\\bxox[abposr]-[A-Za-z0-9-]{10,250}\\b", // Slack tokens
-    "https://hooks\\.slack\\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/[A-Za-z0-9]{16,32}", // Slack webhook
-    "\\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}\\b", // Stripe secret and restricted keys
-    "\\bwhsec_[A-Za-z0-9]{24,64}\\b", // Stripe webhook secret
-    "\\bsk-ant-[A-Za-z0-9_-]{32,200}", // Anthropic
-    "\\bAIza[0-9A-Za-z_-]{35}(?![\\w-])", // Google API key
-    "\\bSG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}\\b", // SendGrid
-    "\\bnpm_[A-Za-z0-9]{36}\\b", // npm token
-    "\\bhf_[A-Za-z]{34}\\b", // Hugging Face
-    "\\bSK[0-9a-f]{32}\\b", // Twilio API key
-    "\\beyJ[A-Za-z0-9_-]{10,2000}\\.eyJ[A-Za-z0-9_-]{10,4000}\\.[A-Za-z0-9_-]{10,2000}", // JWT
+    "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}", // AWS key ids
+    "gh[pousr]_[A-Za-z0-9]{36,255}", // GitHub tokens
+    "github_pat_[A-Za-z0-9_]{50,255}", // GitHub fine-grained tokens
+    "gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,64}", // GitLab tokens
+    "xox[abposr]-[A-Za-z0-9-]{10,250}", // Slack tokens
+    "hooks\\.slack\\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/[A-Za-z0-9]{16,32}", // Slack webhooks
+    "(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}", // Stripe secret and restricted keys
+    "whsec_[A-Za-z0-9+/=]{24,64}", // Stripe webhook secrets
+    "sk-ant-[A-Za-z0-9_-]{32,200}", // Anthropic
+    "sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,200}", // OpenAI and alike: checked below
+    "AIza[0-9A-Za-z_-]{35}", // Google API keys
+    "ya29\\.[0-9A-Za-z_-]{20,300}", // Google OAuth access tokens
+    "SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}", // SendGrid
+    "npm_[A-Za-z0-9]{36}", // npm
+    "pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,300}", // PyPI upload tokens
+    "hf_[A-Za-z0-9]{34,40}", // Hugging Face
+    "SK[0-9a-fA-F]{32}", // Twilio API keys
+    "do[por]_v1_[a-f0-9]{64}", // DigitalOcean
+    "shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", // Shopify
+    "hv[sb]\\.[A-Za-z0-9_-]{24,200}", // HashiCorp Vault
+    "gsk_[A-Za-z0-9]{48,56}", // Groq
+    "key-[a-f0-9]{32}", // Mailgun
+    "dapi[a-f0-9]{32}", // Databricks
+    "lin_api_[A-Za-z0-9]{40}", // Linear
+    "r8_[A-Za-z0-9]{37}", // Replicate
+    "PMAK-[a-f0-9]{24}-[a-f0-9]{34}", // Postman
+    "sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}", // Square
+    "AGE-SECRET-KEY-1[0-9A-Z]{58}", // age
+    "(?:bot)?[0-9]{8,10}:AA[A-Za-z0-9_-]{33}", // Telegram bots
+    "eyJ[A-Za-z0-9_-]{10,2000}\\.eyJ[A-Za-z0-9_-]{10,4000}\\.[A-Za-z0-9_-]{10,2000}", // JWTs
   ].join("|"),
   "g",
 );
 
-/** OpenAI-style keys: sk- and a long random tail (mixed case and digits, unlike a slug). */
-const SK = /\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,200})(?![\w-])/g;
+/**
+ * Where a prefixed credential can be: a separator (`_ - . : /`) followed by sixteen token
+ * characters, or one of the prefixes that have no separator. Scanning for this is much cheaper than
+ * running the thirty formats at every position; each hit is widened to its token, and only the
+ * token is searched with PREFIXED.
+ */
+const CANDIDATE =
+  /[_.:/-][A-Za-z0-9_-]{16}|A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|NPA|NVA|IPA|Iza)[A-Za-z0-9]|SK[0-9a-fA-F]{8}|dapi[0-9a-f]{8}/g;
+const MAX_TOKEN = 8192;
 
-const PRIVATE_KEY =
-  /-----BEGIN (?:[A-Z]{2,10} ){0,2}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,12000}?-----END (?:[A-Z]{2,10} ){0,2}PRIVATE KEY(?: BLOCK)?-----)?/g;
-
-/** user:password@ in a connection URL: the password is the secret. */
-const URL_PASSWORD =
-  /\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|ftp|https?):\/\/[^\s:@/]{1,64}:([^\s@/]{3,128})@/g;
-
-const ASSIGNMENT =
-  /(?<![A-Za-z0-9])(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)\b["']?\s{0,3}[:=]\s{0,3}["']?([^\s"'`,;]{8,128})/gi;
-
-/** Values that stand for a secret rather than being one. */
-const PLACEHOLDER =
-  /^(?:\$|\{|<|%|\*+$|x+$|\.{3}|os\.|process\.env|env\(|getenv|none$|null$|undefined$|true$|false$|changeme|password$|your[_-]|example|redacted|secret$|\[)/i;
-
-function looksRandom(s: string): boolean {
-  return /[0-9]/.test(s) && /[a-z]/.test(s) && /[A-Z]/.test(s);
+/** Letters, digits and `_ - . / : + = ~`: what keys, JWTs and the URLs that carry them are made of. */
+function isTokenChar(c: number): boolean {
+  return (
+    isAsciiLetter(c) ||
+    isDigit(c) ||
+    c === 95 ||
+    c === 45 ||
+    c === 46 ||
+    c === 47 ||
+    c === 58 ||
+    c === 43 ||
+    c === 61 ||
+    c === 126
+  );
 }
 
-/** A value that is a secret: no placeholder, and a digit or symbol in it (or a long passphrase). */
-function plausibleValue(value: string): boolean {
-  if (PLACEHOLDER.test(value)) return false;
-  return /[^A-Za-z]/.test(value) || value.length >= 16;
+const PRIVATE_KEY_BEGIN = /-----BEGIN (?:[A-Z0-9]{2,10} ){0,3}PRIVATE KEY(?: BLOCK)?-----/g;
+const PEM_BODY = /[A-Za-z0-9+/=\s\\:,-]{0,16000}/y;
+const MAX_PEM = 16_000;
+
+/** The password of `scheme://user:password@host`. */
+const URL_PASSWORD = /[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@/]{1,64}:([^\s@/]{3,128})@/g;
+
+/**
+ * A credential-named key, then `:` `=` `=>` or `:=`, then the value. The name may be one part of a
+ * longer identifier (`DB_PASSWORD`, `aws_secret_access_key`); `Bearer` takes a value after a space.
+ */
+const ASSIGNMENT =
+  /(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client|app)[_-]?key|credentials?|auth[_-]?token)((?:[_-][A-Za-z0-9]{1,20}){0,4})["']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}["']?([^\s"'`,;]{6,300})|Bearer[ \t]{1,3}([A-Za-z0-9._~+/-]{20,2000}=*)/gi;
+
+const PLACEHOLDER =
+  /^(?:[$%<{[(#]|\.{3}|x{4,}|\*{3,}|•{3,}|your[_-]|example|changeme|change_me|redacted|hidden|placeholder|none$|null$|nil$|undefined$|true$|false$|password$|secret$|token$|env\b|os\.|process\.|self\.|this\.|settings\.|config\.|https?:)/i;
+
+/** Enough distinct characters to be random rather than a mask or a placeholder. */
+function distinctAtLeast(s: string, wanted: number): boolean {
+  const seen = new Set<number>();
+  for (let i = 0; i < s.length && seen.size < wanted; i++) seen.add(s.charCodeAt(i));
+  return seen.size >= wanted;
+}
+
+function classes(s: string): number {
+  let lower = 0;
+  let upper = 0;
+  let digit = 0;
+  let other = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 97 && c <= 122) lower = 1;
+    else if (c >= 65 && c <= 90) upper = 1;
+    else if (isDigit(c)) digit = 1;
+    else other = 1;
+  }
+  return lower + upper + digit + other;
+}
+
+/** The random tail after the prefix: the last segment after `_`, `-` or `.` when it is long. */
+function tailOf(token: string): string {
+  const cut = Math.max(token.lastIndexOf("_"), token.lastIndexOf("-"), token.lastIndexOf("."));
+  return cut >= 0 && token.length - cut > 16 ? token.slice(cut + 1) : token;
+}
+
+/** A PREFIXED match inside the token that starts at `offset` of the text. */
+function keepPrefixed(text: string, m: RegExpExecArray, offset: number): Span | null {
+  const token = m[0];
+  const start = offset + m.index;
+  const end = start + token.length;
+  const prev = text.charCodeAt(start - 1);
+  const next = text.charCodeAt(end);
+  if (isAsciiLetter(prev) || isDigit(prev)) return null;
+  if (isAsciiLetter(next) || isDigit(next)) return null;
+  if (!distinctAtLeast(tailOf(token), 6)) return null;
+  // sk- is also the start of words and slugs (sk-learn, sk-the-best-...): keys mix cases and digits.
+  if (token.startsWith("sk-") && !token.startsWith("sk-ant-") && classes(token.slice(3)) < 3) return null;
+  return { start, end };
+}
+
+/** From a BEGIN line to its END line, or over the base64 body when the END line is missing. */
+function privateKeySpan(text: string, m: RegExpExecArray, nextEnd: number): Span {
+  const headerEnd = m.index + m[0].length;
+  if (nextEnd >= 0 && nextEnd - headerEnd <= MAX_PEM) {
+    const close = text.indexOf("-----", nextEnd + 9);
+    if (close >= 0 && close - nextEnd < 80) return { start: m.index, end: close + 5 };
+  }
+  // No END line (a truncated paste): the base64 body that follows is still the secret.
+  PEM_BODY.lastIndex = headerEnd;
+  const body = PEM_BODY.exec(text);
+  return { start: m.index, end: headerEnd + (body ? body[0].length : 0) };
+}
+
+function findPrivateKeys(text: string, spans: Span[]): void {
+  let nextEnd = -1;
+  PRIVATE_KEY_BEGIN.lastIndex = 0;
+  for (let m = PRIVATE_KEY_BEGIN.exec(text); m !== null; m = PRIVATE_KEY_BEGIN.exec(text)) {
+    // One search for the END line serves every BEGIN before it: linear even on repeated headers.
+    if (nextEnd < m.index) nextEnd = text.indexOf("-----END ", m.index);
+    if (nextEnd < 0) nextEnd = text.length + 1;
+    const span = privateKeySpan(text, m, nextEnd <= text.length ? nextEnd : -1);
+    spans.push(span);
+    PRIVATE_KEY_BEGIN.lastIndex = Math.max(span.end, m.index + m[0].length);
+  }
+}
+
+/** A value that is a credential: no placeholder, and the mix of characters credentials have. */
+function credentialValue(value: string, passwordLike: boolean): boolean {
+  if (PLACEHOLDER.test(value) || value.includes("(") || !distinctAtLeast(value, 5)) return false;
+  const kinds = classes(value);
+  if (passwordLike) return kinds >= 2 || value.length >= 16;
+  return (
+    value.length >= 12 &&
+    kinds >= 2 &&
+    (isDigit(value.charCodeAt(0)) || /\d|[A-Z].*[a-z]|[a-z].*[A-Z]/.test(value))
+  );
+}
+
+function keepAssignment(text: string, m: RegExpExecArray): Span | null {
+  const bearer = m[3];
+  if (bearer !== undefined) {
+    if (!credentialValue(bearer, false) || !distinctAtLeast(bearer, 10)) return null;
+    const start = m.index + m[0].length - bearer.length;
+    return { start, end: start + bearer.length };
+  }
+  const value = m[2] ?? "";
+  // The key name must start a word or an identifier part: not "bypass", "compass", "mytoken".
+  if (isAsciiLetter(text.charCodeAt(m.index - 1))) return null;
+  const name = m[0].slice(0, 12).toLowerCase();
+  const passwordLike = name.startsWith("pass") || name.startsWith("pwd");
+  if (!credentialValue(value, passwordLike)) return null;
+  const start = m.index + m[0].length - value.length;
+  return { start, end: start + value.length };
+}
+
+/** The prefixed credentials in the token around each candidate position. */
+function findPrefixed(text: string, spans: Span[]): void {
+  CANDIDATE.lastIndex = 0;
+  for (let m = CANDIDATE.exec(text); m !== null; m = CANDIDATE.exec(text)) {
+    let start = m.index;
+    while (start > 0 && m.index - start < 128 && isTokenChar(text.charCodeAt(start - 1))) start--;
+    let end = m.index + m[0].length;
+    while (end < text.length && end - start < MAX_TOKEN && isTokenChar(text.charCodeAt(end))) end++;
+    const token = text.slice(start, end);
+    PREFIXED.lastIndex = 0;
+    for (let p = PREFIXED.exec(token); p !== null; p = PREFIXED.exec(token)) {
+      const span = keepPrefixed(text, p, start);
+      if (span) spans.push(span);
+    }
+    CANDIDATE.lastIndex = Math.max(CANDIDATE.lastIndex, end);
+  }
 }
 
 export function findSecrets(text: string): Span[] {
-  return merge(
-    scan(PREFIXED, text),
-    scan(SK, text, (m) => looksRandom(m[1] ?? "")),
-    text.includes("-----BEGIN") ? scan(PRIVATE_KEY, text) : [],
-    text.includes("://") ? scan(URL_PASSWORD, text, () => true, 1) : [],
-    scan(ASSIGNMENT, text, (m) => plausibleValue(m[1] ?? ""), 1),
-  );
+  const spans: Span[] = [];
+  findPrefixed(text, spans);
+  if (text.includes("-----BEGIN")) findPrivateKeys(text, spans);
+  if (text.includes("://")) {
+    collect(
+      URL_PASSWORD,
+      text,
+      (m) => {
+        const password = m[1] ?? "";
+        if (PLACEHOLDER.test(password)) return null;
+        const start = m.index + m[0].length - 1 - password.length;
+        return { start, end: start + password.length };
+      },
+      spans,
+    );
+  }
+  collect(ASSIGNMENT, text, (m) => keepAssignment(text, m), spans);
+  return normalizeSpans(spans);
 }

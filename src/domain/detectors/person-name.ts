@@ -1,0 +1,143 @@
+import type { Span } from "../content-scan.js";
+import {
+  DOTTED_HONORIFICS,
+  GIVEN_NAMES,
+  HONORIFICS,
+  NOT_A_NAME,
+  NOT_SURNAME,
+  ORG_TAIL,
+} from "./name-lists.js";
+import { isAsciiLetter, lowerBefore } from "./spans.js";
+
+/**
+ * Person names. A name has no checksum, so this detector looks for what makes a capitalized word a
+ * name (the lists are in name-lists.ts):
+ * 1. an honorific before it: `Dr. Emily Carter`, `Ms. O'Neil`, `Prof. Nakamura`;
+ * 2. a label or phrase that introduces a name: `my name is`, `Patient:`, `Signed,`, `Approved by`
+ *    take a capitalized name of two words (or a listed given name alone), unless a word is one
+ *    that fills such slots without being a name (`Customer: Premium Tier`, `Regards, The Team`);
+ * 3. a greeting or sign-off (`Hi`, `Dear`, `Thanks,`, `Cheers,`) before a listed given name;
+ * 4. a listed given name followed by a capitalized surname (`Michael Thompson`, `Kevin O'Brien`),
+ *    unless the second word is a place, institution or title word (`Jordan River`, `Austin Texas`,
+ *    `Elizabeth Line`) or a further word makes the whole an institution (`George Washington
+ *    University`).
+ * Case matters: names written in lower case or all capitals are not found.
+ */
+const NAME_WORD = String.raw`\p{Lu}\p{Ll}{0,30}(?:['’]\p{Lu}?\p{Ll}{1,30}|\p{Lu}\p{Ll}{1,30})?(?:-\p{Lu}\p{Ll}{1,30})?`;
+const WORD = new RegExp(NAME_WORD, "gu");
+/** The next name part: one to three spaces, then an initial (`J.`) or a capitalized word. */
+const NEXT = new RegExp(String.raw`[ \t]{1,3}(?:(\p{Lu})\.?(?=[ \t])|(${NAME_WORD}))`, "uy");
+
+const STRONG_CUE =
+  /(?:\bmy name is|\bmy name's|\bname is|\bname|\bpatient|\bcustomer|\bemployee|\bcandidate|\bapplicant|\btenant|\bcontact|\battn|\battention|\bsigned|\bsigned by|\bapproved by|\bauthor|\bregards|\bsincerely|\bowner|\bassignee|\breporter)[ \t]{0,2}[:,—-]?[ \t]*\r?\n?[ \t]*$/;
+const WEAK_CUE =
+  /(?:\bhi|\bhello|\bhey|\bdear|\bthanks|\bthank you|\bcheers|\bbest|\bi am|\bi'm|\bthis is|\bask|\bcc|\bcall|\bemail|\bping|\btell)[ \t]{0,2}[:,]?[ \t]*\r?\n?[ \t]*$/;
+
+function isGiven(word: string): boolean {
+  if (GIVEN_NAMES.has(word)) return true;
+  // Accents are optional in the list (José, Zoë): compare without them.
+  for (let i = 1; i < word.length; i++) {
+    if (word.charCodeAt(i) > 127)
+      return GIVEN_NAMES.has(word.normalize("NFD").replace(/[\u0300-\u036f]/g, ""));
+  }
+  return false;
+}
+
+interface Part {
+  word: string;
+  end: number;
+  initial: boolean;
+}
+
+/** Up to `max` name parts after `from`: initials and capitalized words. */
+function partsAfter(text: string, from: number, max: number): Part[] {
+  const parts: Part[] = [];
+  let at = from;
+  while (parts.length < max) {
+    NEXT.lastIndex = at;
+    const m = NEXT.exec(text);
+    if (!m) break;
+    at = m.index + m[0].length;
+    const word = m[2];
+    parts.push({ word: word ?? m[1] ?? "", end: at, initial: word === undefined });
+    if (word !== undefined && NOT_A_NAME.has(word)) break;
+  }
+  return parts;
+}
+
+/**
+ * The end of a name whose first word is read: the next word is the surname unless it is a place,
+ * institution or title word; more words extend it (Martin Luther King) unless one of them makes the
+ * whole an institution (George Washington University). Initials may stand between.
+ */
+function surnameEnd(parts: Part[]): number | null {
+  let end: number | null = null;
+  for (const p of parts) {
+    if (p.initial) continue;
+    if (end !== null && ORG_TAIL.has(p.word)) return null;
+    if (NOT_A_NAME.has(p.word) || NOT_SURNAME.has(p.word)) break;
+    end = p.end;
+  }
+  return end;
+}
+
+type Cue = "strong" | "weak" | null;
+
+function cueBefore(text: string, start: number): Cue {
+  const before = lowerBefore(text, start, 32);
+  if (STRONG_CUE.test(before)) return "strong";
+  if (WEAK_CUE.test(before)) return "weak";
+  return null;
+}
+
+/**
+ * Whether a cue can stand before `start`: after a label or sign-off (`:`, `,`, a line break) or
+ * after `is`, `by`, `'s` (my name is, approved by, my name's). Most capitalized words follow a
+ * sentence end or an ordinary word, and skip the cue patterns entirely.
+ */
+function cueCanPrecede(text: string, start: number): boolean {
+  let i = start - 1;
+  while (i >= 0 && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i--;
+  const c = text.charCodeAt(i);
+  if (c === 58 || c === 44 || c === 10 || c === 13 || c === 0x2014) return true;
+  if (i === start - 1) return false;
+  const a = text.charCodeAt(i - 1) | 32;
+  const b = c | 32;
+  if (a === 39 && b === 115) return true;
+  return !isAsciiLetter(text.charCodeAt(i - 2)) && ((a === 105 && b === 115) || (a === 98 && b === 121));
+}
+
+export function findPersonNames(text: string): Span[] {
+  const spans: Span[] = [];
+  WORD.lastIndex = 0;
+  for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
+    const start = m.index;
+    const word = m[0];
+    const wordEnd = start + word.length;
+    const prev = text.charCodeAt(start - 1);
+    // Inside a longer word (iPhone, macOS): not a name.
+    if (prev >= 97 && prev <= 122) continue;
+    if (NOT_A_NAME.has(word)) continue;
+    let end: number | null = null;
+    const dot = text.charCodeAt(wordEnd) === 46;
+    if (HONORIFICS.has(word) || (dot && DOTTED_HONORIFICS.has(word))) {
+      end = surnameEnd(partsAfter(text, dot ? wordEnd + 1 : wordEnd, 4));
+    } else {
+      const given = isGiven(word);
+      const cue = given || cueCanPrecede(text, start) ? cueBefore(text, start) : null;
+      if (!given && cue !== "strong") continue;
+      const parts = partsAfter(text, wordEnd, 3);
+      // "Austin Texas", "Jordan River": the given name is part of a place.
+      const next = parts[0];
+      if (next && !next.initial && NOT_SURNAME.has(next.word)) continue;
+      const surname = surnameEnd(parts);
+      if (cue !== null && given) end = surname ?? wordEnd;
+      else end = surname;
+    }
+    if (end !== null) {
+      spans.push({ start, end });
+      WORD.lastIndex = end;
+    }
+  }
+  return spans;
+}

@@ -1,0 +1,44 @@
+import type { Span } from "../content-scan.js";
+import { collect, isWordChar, lowerBefore } from "./spans.js";
+
+/**
+ * US Social Security numbers. `AAA-GG-SSSS` with hyphens (or en dashes, as word processors write
+ * them) is distinctive enough alone; the same digits separated by spaces, or nine bare digits, are
+ * kept only after a cue (`SSN`, `social security`, `tax id`, `ID`), because tables of numbers and
+ * routing or order numbers take those shapes too.
+ *
+ * Numbers the SSA never issues are skipped: area 000, 666 and 900-999 (900-999 are ITINs, a
+ * different number), group 00 and serial 0000.
+ */
+const SSN = /\d{3}([- \u2013])\d{2}\1\d{4}|\d{9}/g;
+const CUE =
+  /(?:\bssn|\bss#|\bss no\.?|\bsocial(?: security)?(?: number| no\.?| #)?|\btax id|\btin|\bid)(?: ?\(ssn\))?(?: is)?[ \t:#=()-]{0,4}$/;
+
+/** Area, group and serial of a possible SSN (SSA: never 000, 666 or 9xx; never 00; never 0000). */
+export function isIssuableSsn(area: number, group: number, serial: number): boolean {
+  return area !== 0 && area !== 666 && area < 900 && group !== 0 && serial !== 0;
+}
+
+function keep(text: string, m: RegExpExecArray): Span | null {
+  const raw = m[0];
+  const start = m.index;
+  const end = start + raw.length;
+  const prev = text.charCodeAt(start - 1);
+  const next = text.charCodeAt(end);
+  if (isWordChar(prev) || prev === 45 || prev === 46 || prev === 0x2013) return null;
+  if (isWordChar(next)) return null;
+  // A longer code goes on: 123-45-6789-0, 123-45-6789.1
+  if ((next === 45 || next === 46 || next === 0x2013) && isWordChar(text.charCodeAt(end + 1))) return null;
+  const bare = raw.length === 9;
+  const digits = bare ? raw : raw.slice(0, 3) + raw.slice(4, 6) + raw.slice(7);
+  if (!isIssuableSsn(Number(digits.slice(0, 3)), Number(digits.slice(3, 5)), Number(digits.slice(5)))) {
+    return null;
+  }
+  const hyphenated = !bare && m[1] !== " ";
+  if (!hyphenated && !CUE.test(lowerBefore(text, start, 40))) return null;
+  return { start, end };
+}
+
+export function findSsns(text: string): Span[] {
+  return collect(SSN, text, (m) => keep(text, m));
+}
