@@ -15,7 +15,8 @@ function any(...words: string[]): string {
 
 const IGNORE = any("ignore", "disregard", "forget", "override", "bypass", "skip", "discard", "abandon");
 const IGNORE_YOUR = any("ignore", "disregard", "override", "bypass", "discard", "abandon");
-const DETERMINER = `${any("all", "any", "every", "each")}?(?:of)?${any("the", "your", "my", "these", "those")}?`;
+const YOUR = any("your", "ur");
+const DETERMINER = `${any("all", "any", "every", "each")}?(?:of)?${any("the", "your", "ur", "my", "these", "those")}?`;
 const EARLIER = any(
   "previous",
   "prior",
@@ -35,15 +36,15 @@ const EARLIER = any(
 );
 const RULES = any(
   "instructions?",
-  "rules",
-  "directions",
+  "rules?",
+  "directions?",
   "prompts?",
-  "guidelines",
-  "guardrails",
-  "constraints",
-  "directives",
+  "guidelines?",
+  "guardrails?",
+  "constraints?",
+  "directives?",
   "polic(?:y|ies)",
-  "restrictions",
+  "restrictions?",
   "programming",
 );
 const SYSTEM_TEXT = any(
@@ -116,14 +117,15 @@ const PROMPT_TEXT = any(
 export const INJECTION_PATTERNS: string[] = [
   // ignore / disregard ... previous instructions (and the object-first "the instructions above")
   `${IGNORE}${DETERMINER}${EARLIER}{1,2}(?:the)?${RULES}`,
-  `${IGNORE_YOUR}${any("all", "any")}?(?:of)?your${any("instructions?", "rules", "guidelines", "guardrails", "programming", "restrictions", "directives", "training")}`,
+  `${IGNORE_YOUR}${any("all", "any")}?(?:of)?${YOUR}${any("instructions?", "rules", "guidelines", "guardrails", "programming", "restrictions", "directives", "training")}`,
   `${IGNORE}${any("the", "all", "any")}?${any("instructions?", "rules", "prompts?", "guidelines")}${any("above", "before", "sofar", "youweregiven", "yougot", "youhavebeengiven", "fromyourdevelopers?", "fromyourcreators?")}`,
   `${IGNORE}${any("the", "your", "all", "any")}?${any("previous", "prior", "original", "initial")}?${SYSTEM_TEXT}`,
   `${any("ignore", "disregard", "forget")}${any("all", "everything")}(?:that${any("is", "was")})?(?:written)?above`,
   `forgeteverything(?:you${any("were", "have", "ve")}?(?:been)?${any("told", "taught", "given")})`,
-  `${any("donot", "dont", "stop", "never")}${any("follow", "following", "obey", "obeying")}${any("your", "the", "any")}${any("previous", "prior", "original", "system")}?${RULES}`,
+  `${any("donot", "dont", "stop", "never")}${any("follow", "following", "obey", "obeying")}(?:${YOUR}${any("previous", "prior", "original", "system")}?|${any("the", "any")}${any("previous", "prior", "original", "system")})${RULES}`,
   // role hijacking
   `youarenow${any("a", "an", "the", "in")}?${any("dan", "jailbroken", "unrestricted", "unfiltered", "uncensored", "unbound", "unchained", "unlimited", "evil", "developermode", "freefrom", "nolonger(?:bound|restricted|an?ai)")}`,
+  `youare${any("dan", "jailbroken", "unrestricted", "unfiltered", "uncensored", "evil")}now`,
   `${any("actas", "pretendtobe", "pretendyouare", "roleplayas", "behaveas", "simulate")}${any("a", "an")}?${UNRESTRICTED}${AI}?`,
   "doanythingnow",
   `${AI}with${any("developer", "dan", "jailbreak", "god")}mode`,

@@ -4,8 +4,8 @@ import { collect, isAsciiLetter, isDigit, isWordChar, lowerBefore, normalizeSpan
 /**
  * IPv4 and IPv6 addresses.
  *
- * IPv4: four octets 0-255 without leading zeros (`010.001...` is ambiguous, octal to some
- * parsers). Version strings take the same shape, so a dotted quad is refused when it is part of a
+ * IPv4: four octets 0-255, zero-padded or not (`010.001.001.001`, as some tools print them).
+ * Version strings take the same shape, so a dotted quad is refused when it is part of a
  * longer dotted run (`1.2.3.4.5`, OIDs), glued to a word (`v1.2.3.4`, `libssl.so.1.1.1.1`), a
  * product token (`Chrome/120.0.1.1`), or follows a version or numbering cue (`version`, `build`,
  * `firmware`, `Python`, `Section`, `Figure`, `==`).
@@ -15,7 +15,7 @@ import { collect, isAsciiLetter, isDigit, isWordChar, lowerBefore, normalizeSpan
  * paths (`std::io`, `Cafe::Bad`) and Python slices (`a[::2]`, `x[1::3]`) out, a candidate needs a
  * decimal digit, and a compressed one at least two groups and four hex digits (or is `::1`).
  */
-const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|0\\d\\d|[1-9]?\\d)";
 const IPV4 = new RegExp(`${OCTET}(?:\\.${OCTET}){3}`, "g");
 const IPV4_WHOLE = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
 const IPV6 = /[0-9A-Fa-f]{0,4}:[0-9A-Fa-f:.]{1,45}/g;

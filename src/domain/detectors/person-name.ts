@@ -16,7 +16,8 @@ import { isAsciiLetter, lowerBefore } from "./spans.js";
  * 2. a label or phrase that introduces a name: `my name is`, `Patient:`, `Signed,`, `Approved by`
  *    take a capitalized name of two words (or a listed given name alone), unless a word is one
  *    that fills such slots without being a name (`Customer: Premium Tier`, `Regards, The Team`);
- * 3. a greeting or sign-off (`Hi`, `Dear`, `Thanks,`, `Cheers,`) before a listed given name;
+ * 3. a greeting, sign-off or verb of contact (`Hi`, `Dear`, `Thanks,`, `ask`, `spoke with`) before a
+ *    listed given name;
  * 4. a listed given name followed by a capitalized surname (`Michael Thompson`, `Kevin O'Brien`),
  *    unless the second word is a place, institution or title word (`Jordan River`, `Austin Texas`,
  *    `Elizabeth Line`) or a further word makes the whole an institution (`George Washington
@@ -31,7 +32,7 @@ const NEXT = new RegExp(String.raw`[ \t]{1,3}(?:(\p{Lu})\.?(?=[ \t])|(${NAME_WOR
 const STRONG_CUE =
   /(?:\bmy name is|\bmy name's|\bname is|\bname|\bpatient|\bcustomer|\bemployee|\bcandidate|\bapplicant|\btenant|\bcontact|\battn|\battention|\bsigned|\bsigned by|\bapproved by|\bauthor|\bregards|\bsincerely|\bowner|\bassignee|\breporter)[ \t]{0,2}[:,—-]?[ \t]*\r?\n?[ \t]*$/;
 const WEAK_CUE =
-  /(?:\bhi|\bhello|\bhey|\bdear|\bthanks|\bthank you|\bcheers|\bbest|\bi am|\bi'm|\bthis is|\bask|\bcc|\bcall|\bemail|\bping|\btell)[ \t]{0,2}[:,]?[ \t]*\r?\n?[ \t]*$/;
+  /(?:\bhi|\bhello|\bhey|\bdear|\bthanks|\bthank you|\bcheers|\bbest|\bi am|\bi'm|\bthis is|\bask|\bwith|\bcc|\bcall|\bemail|\bping|\btell)[ \t]{0,2}[:,]?[ \t]*\r?\n?[ \t]*$/;
 
 function isGiven(word: string): boolean {
   if (GIVEN_NAMES.has(word)) return true;

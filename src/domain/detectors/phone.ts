@@ -3,11 +3,13 @@ import { collect, isAsciiLetter, isDigit, lowerBefore } from "./spans.js";
 
 /**
  * Telephone numbers in the shapes people write them, one pattern with five alternatives:
- * 1. international with `+` and groups: `+44 20 7946 0958`, `+1 (202) 456-1111`, `+44 (0)20 ...`;
+ * 1. international with `+` (or the `00` access prefix) and groups: `+44 20 7946 0958`,
+ *    `+1 (202) 456-1111`, `+44 (0)20 ...`, `0044 20 7946 0011`;
  * 2. E.164 without separators: `+14155550134`;
  * 3. North American with separators: area code and exchange start with 2-9 (NANP rules);
  * 4. national with a trunk 0 and groups: `020 7946 0321`, `06 12 34 56 78`, `0412 345 678`;
- * 5. seven to fifteen bare digits, kept only after a phone cue (`phone:`, `tel`, `call me at`).
+ * 5. seven to fifteen bare digits, or a seven-digit local number (`555-0100`), kept only after a
+ *    phone cue (`phone:`, `tel`, `dial`, `call me at`).
  * Every group after the first begins with a separator (or a parenthesis), so the pattern cannot
  * split a digit run in more than one way: no backtracking blow-up on long digit strings.
  *
@@ -17,11 +19,12 @@ import { collect, isAsciiLetter, isDigit, lowerBefore } from "./spans.js";
  */
 const PHONE = new RegExp(
   [
-    String.raw`\+[1-9]\d{0,3}(?:[ .-]?\(\d{1,4}\)\d{0,8}|[ .-]\d{1,8}){1,6}`,
+    String.raw`(?:\+|00)[1-9]\d{0,3}(?:[ .-]?\(\d{1,4}\)\d{0,8}|[ .-]\d{1,8}){1,6}`,
     String.raw`\+[1-9]\d{7,14}`,
     String.raw`(?:1[ .-]?)?(?:\([2-9]\d\d\)[ .]?|[2-9]\d\d[ .-])[2-9]\d\d[ .-]\d{4}`,
     String.raw`\(?0[1-9]\d{0,4}\)?[ -]\d{2,8}(?:[ -]\d{2,4}){0,4}`,
     String.raw`\d{7,15}`,
+    String.raw`[2-9]\d\d[ .-]\d{4}`,
   ].join("|"),
   "g",
 );
@@ -50,7 +53,7 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   // Glued to a word, a longer number or a sign: part of something else.
   if (isAsciiLetter(prev) || isDigit(prev) || prev === 43 || prev === 95) return null;
   if (isAsciiLetter(next) || isDigit(next) || next === 95) return null;
-  if ((prev === 46 || prev === 45) && isDigit(text.charCodeAt(start - 2))) return null;
+  if (isSeparator(prev) && isDigit(text.charCodeAt(start - 2))) return null;
   if (isSeparator(next) && isDigit(text.charCodeAt(end + 1))) return null;
   if ((next === 45 || next === 46) && isAsciiLetter(text.charCodeAt(end + 1))) return null;
   const digits = digitCount(raw);
@@ -58,7 +61,8 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   if (first === 43) return digits >= 8 && digits <= 15 ? { start, end } : null;
   const context = lowerBefore(text, start, 28);
   if (LABELLED.test(context)) return null;
-  if (raw.length === digits) return CUE.test(context) ? { start, end } : null;
+  if (raw.length === digits || digits === 7) return CUE.test(context) ? { start, end } : null;
+  if (raw.startsWith("00")) return digits >= 10 && digits <= 17 ? { start, end } : null;
   if (first === 48 || (first === 40 && raw.charCodeAt(1) === 48)) {
     return digits >= 9 && digits <= 12 ? { start, end } : null;
   }
