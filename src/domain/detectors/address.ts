@@ -24,11 +24,23 @@ const ROMANCE_TYPES =
   "Rue|Avenue|Avenida|Calle|Carrer|Via|Viale|Piazza|Corso|Rua|Paseo|Boulevard|Chemin|Quai|Largo|Praça|Impasse|Allée";
 const PARTICLES = "(?:(?:de|del|della|delle|dei|di|da|do|dos|das|du|des|la|le|les|el)[ ]{1,2}|l'|d'){0,2}";
 const CAPITALIZED = String.raw`\p{Lu}\p{Ll}{1,25}`;
+const CANADIAN_PROVINCES = "AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT";
 
 /**
- * One pattern, one pass; the named group that matched says which form it is. Every repetition is
- * bounded and every alternative begins with a digit or a capital letter, so ordinary lower-case
- * text is skipped quickly.
+ * What stands before the number in the forms whose number comes last or whose letters come first;
+ * checked by lookbehind after the digits match, and used again (anchored at the end) to find where
+ * the span starts.
+ */
+const NUMBER_LAST_PREFIX =
+  `(?:(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:[ ]{1,2}${CAPITALIZED}){0,2},?` +
+  String.raw`|\p{Lu}\p{Ll}{2,30}(?:straße|strasse|str\.|weg|gasse|platz|allee))[ ]{1,2}`;
+const PO_BOX_PREFIX = String.raw`\b(?:[Pp]\.?[ ]?[Oo]\.?|Post[ ]Office)[ ]{0,2}[Bb]ox[ ]{0,2}#?`;
+
+/**
+ * One pattern, one pass; the named group that matched says which form it is. Every alternative
+ * starts with a digit (the words before a number are checked by lookbehind once the digits match),
+ * so text without digits is skipped at the speed of a character-class scan, and every repetition
+ * is bounded.
  */
 const ADDRESS = new RegExp(
   [
@@ -40,17 +52,22 @@ const ADDRESS = new RegExp(
       String.raw`(?<unit>,?[ ]{1,2}(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|#)\.?[ ]{0,2}#?[A-Za-z0-9-]{1,6})?)`,
     // 12 Rue de Rivoli
     `\\b\\d{1,4}(?:[ ]?(?:bis|ter))?,?[ ]{1,2}(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}`,
-    // Via Roma 15, Calle Mayor 10, Avenida Paulista 1578
-    `(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:[ ]{1,2}${CAPITALIZED}){0,2},?[ ]{1,2}\\d{1,4}[a-zA-Z]?(?![\\p{L}\\p{N}])`,
-    // Hauptstraße 5, Lindenallee 23
-    String.raw`\p{Lu}\p{Ll}{2,30}(?:straße|strasse|str\.|weg|gasse|platz|allee)[ ]{1,2}\d{1,4}[a-z]?(?![\p{L}\p{N}])`,
+    // Via Roma 15, Calle Mayor 10, Hauptstraße 5, Lindenallee 23
+    `(?<numberLast>\\b\\d{1,4}(?!\\d)(?<=\\p{Lu}[\\p{Ll}.]{1,30},?[ ]{1,2}\\d{1,4})(?<=${NUMBER_LAST_PREFIX}\\d{1,4})[a-zA-Z]?(?![\\p{L}\\p{N}]))`,
     // P.O. Box 1234, PO Box 12, Post Office Box 9
-    String.raw`\b(?:[Pp]\.?[ ]?[Oo]\.?|Post[ ]Office)[ ]{0,2}[Bb]ox[ ]{0,2}#?\d{1,8}\b`,
-    // SW1A 1AA (UK), Springfield, IL 62704 (US), ON K1A 0B1 (Canada)
-    String.raw`\b(?:(?<ukArea>[A-Z]{1,2})\d[A-Z\d]?[ ]{1,2}\d[ABD-HJLNP-UW-Z]{2}|(?<state>[A-Z]{2})[ ]{1,2}\d{5}(?:-\d{4})?|(?:AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT)[ ]{1,2}[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z][ ]?\d[ABCEGHJ-NPRSTV-Z]\d)\b`,
+    `(?<poBox>\\b\\d{1,8}(?!\\d)(?<=[Bb]ox[ ]{0,2}#?\\d{1,8})(?<=${PO_BOX_PREFIX}\\d{1,8})\\b)`,
+    // SW1A 1AA: a UK postcode (the area letters are read before the first digit)
+    String.raw`(?<uk>\d(?<=\b[A-Z]{1,2}\d)[A-Z\d]?[ ]{1,2}\d[ABD-HJLNP-UW-Z]{2}\b)`,
+    // IL 62704: a US ZIP code after a state code
+    String.raw`(?<zip>\b\d{5}(?!\d)(?<=\b[A-Z]{2}[ ]{1,2}\d{5})(?:-\d{4})?\b)`,
+    // ON K1A 0B1: a Canadian postal code after its province
+    `(?<canada>\\d(?<=\\b(?:${CANADIAN_PROVINCES})[ ]{1,2}[ABCEGHJ-NPRSTVXY]\\d)[ABCEGHJ-NPRSTV-Z][ ]?\\d[ABCEGHJ-NPRSTV-Z]\\d\\b)`,
   ].join("|"),
   "gu",
 );
+const NUMBER_LAST_START = new RegExp(`${NUMBER_LAST_PREFIX}$`, "u");
+const PO_BOX_START = new RegExp(`${PO_BOX_PREFIX}$`);
+const CANADA_START = new RegExp(`\\b(?:${CANADIAN_PROVINCES})[ ]{1,2}[A-Z]$`);
 
 const UK_AREAS = new Set(
   (
@@ -96,26 +113,42 @@ function keepStreet(
   return { start, end };
 }
 
-function keepPostcode(
-  text: string,
-  m: RegExpExecArray,
-  groups: Record<string, string | undefined>,
-): Span | null {
-  if (groups.ukArea !== undefined) return UK_AREAS.has(groups.ukArea) ? whole(m) : null;
-  const state = groups.state;
-  if (state === undefined) return whole(m);
-  if (!US_STATES.has(state)) return null;
-  // A state code and five digits need the city before them: "ID 12345" alone is an identifier.
-  const city = CITY_BEFORE.exec(text.slice(Math.max(0, m.index - 48), m.index));
+/** The span of a form whose words come before its first digit: found by `prefix`, anchored at the end. */
+function withPrefix(text: string, m: RegExpExecArray, prefix: RegExp, reach: number): Span | null {
+  const before = prefix.exec(text.slice(Math.max(0, m.index - reach), m.index));
+  if (!before) return null;
+  return { start: m.index - before[0].length, end: m.index + m[0].length };
+}
+
+function keepUkPostcode(text: string, m: RegExpExecArray): Span | null {
+  let start = m.index;
+  while (start > 0 && m.index - start < 2 && isUpper(text.charCodeAt(start - 1))) start--;
+  return UK_AREAS.has(text.slice(start, m.index)) ? { start, end: m.index + m[0].length } : null;
+}
+
+/** A state code and five digits need the city before them: "ID 12345" alone is an identifier. */
+function keepZip(text: string, m: RegExpExecArray): Span | null {
+  let at = m.index;
+  while (at > 0 && text.charCodeAt(at - 1) === 32) at--;
+  if (!US_STATES.has(text.slice(at - 2, at))) return null;
+  const city = CITY_BEFORE.exec(text.slice(Math.max(0, at - 50), at - 2));
   if (!city) return null;
-  return { start: m.index - city[0].length, end: m.index + m[0].length };
+  return { start: at - 2 - city[0].length, end: m.index + m[0].length };
+}
+
+function isUpper(c: number): boolean {
+  return c >= 65 && c <= 90;
 }
 
 export function findAddresses(text: string): Span[] {
   const spans = collect(ADDRESS, text, (m) => {
     const groups = m.groups ?? {};
     if (groups.street !== undefined) return keepStreet(text, m, groups);
-    if (groups.ukArea !== undefined || groups.state !== undefined) return keepPostcode(text, m, groups);
+    if (groups.numberLast !== undefined) return withPrefix(text, m, NUMBER_LAST_START, 100);
+    if (groups.poBox !== undefined) return withPrefix(text, m, PO_BOX_START, 24);
+    if (groups.uk !== undefined) return keepUkPostcode(text, m);
+    if (groups.zip !== undefined) return keepZip(text, m);
+    if (groups.canada !== undefined) return withPrefix(text, m, CANADA_START, 8);
     return whole(m);
   });
   return normalizeSpans(spans);

@@ -108,3 +108,23 @@ export const HONORIFICS = words(`
 export const DOTTED_HONORIFICS = words(`
   Prof Rev Fr Sr Sra Srta Capt Sgt Lt Col Gen Hon Sen Rep Gov Det Insp Supt
 `);
+
+/** One lookup per word instead of one per list: the lists a capitalized word belongs to. */
+export const GIVEN = 1;
+export const SURNAME_STOP = 2;
+export const INSTITUTION = 4;
+export const FILLER = 8;
+export const TITLE = 16;
+export const DOTTED_TITLE = 32;
+
+export const WORD_FLAGS = new Map<string, number>();
+for (const [list, flag] of [
+  [GIVEN_NAMES, GIVEN],
+  [NOT_SURNAME, SURNAME_STOP],
+  [ORG_TAIL, INSTITUTION],
+  [NOT_A_NAME, FILLER],
+  [HONORIFICS, TITLE],
+  [DOTTED_HONORIFICS, DOTTED_TITLE],
+] as const) {
+  for (const word of list) WORD_FLAGS.set(word, (WORD_FLAGS.get(word) ?? 0) | flag);
+}

@@ -1,11 +1,13 @@
 import type { Span } from "../content-scan.js";
 import {
-  DOTTED_HONORIFICS,
+  DOTTED_TITLE,
+  FILLER,
+  GIVEN,
   GIVEN_NAMES,
-  HONORIFICS,
-  NOT_A_NAME,
-  NOT_SURNAME,
-  ORG_TAIL,
+  INSTITUTION,
+  SURNAME_STOP,
+  TITLE,
+  WORD_FLAGS,
 } from "./name-lists.js";
 import { isAsciiLetter, lowerBefore } from "./spans.js";
 
@@ -34,9 +36,13 @@ const STRONG_CUE =
 const WEAK_CUE =
   /(?:\bhi|\bhello|\bhey|\bdear|\bthanks|\bthank you|\bcheers|\bbest|\bi am|\bi'm|\bthis is|\bask|\bwith|\bcc|\bcall|\bemail|\bping|\btell)[ \t]{0,2}[:,]?[ \t]*\r?\n?[ \t]*$/;
 
-function isGiven(word: string): boolean {
-  if (GIVEN_NAMES.has(word)) return true;
-  // Accents are optional in the list (José, Zoë): compare without them.
+function flagsOf(word: string): number {
+  return WORD_FLAGS.get(word) ?? 0;
+}
+
+/** A listed given name; accents are optional in the list (José, Zoë are compared without them). */
+function isGiven(word: string, flags: number): boolean {
+  if (flags & GIVEN) return true;
   for (let i = 1; i < word.length; i++) {
     if (word.charCodeAt(i) > 127)
       return GIVEN_NAMES.has(word.normalize("NFD").replace(/[\u0300-\u036f]/g, ""));
@@ -45,7 +51,7 @@ function isGiven(word: string): boolean {
 }
 
 interface Part {
-  word: string;
+  flags: number;
   end: number;
   initial: boolean;
 }
@@ -60,8 +66,9 @@ function partsAfter(text: string, from: number, max: number): Part[] {
     if (!m) break;
     at = m.index + m[0].length;
     const word = m[2];
-    parts.push({ word: word ?? m[1] ?? "", end: at, initial: word === undefined });
-    if (word !== undefined && NOT_A_NAME.has(word)) break;
+    const flags = word === undefined ? 0 : flagsOf(word);
+    parts.push({ flags, end: at, initial: word === undefined });
+    if (flags & FILLER) break;
   }
   return parts;
 }
@@ -75,8 +82,8 @@ function surnameEnd(parts: Part[]): number | null {
   let end: number | null = null;
   for (const p of parts) {
     if (p.initial) continue;
-    if (end !== null && ORG_TAIL.has(p.word)) return null;
-    if (NOT_A_NAME.has(p.word) || NOT_SURNAME.has(p.word)) break;
+    if (end !== null && p.flags & INSTITUTION) return null;
+    if (p.flags & (FILLER | SURNAME_STOP)) break;
     end = p.end;
   }
   return end;
@@ -118,22 +125,22 @@ export function findPersonNames(text: string): Span[] {
     const prev = text.charCodeAt(start - 1);
     // Inside a longer word (iPhone, macOS): not a name.
     if (prev >= 97 && prev <= 122) continue;
-    if (NOT_A_NAME.has(word)) continue;
+    const flags = flagsOf(word);
     let end: number | null = null;
     const dot = text.charCodeAt(wordEnd) === 46;
-    if (HONORIFICS.has(word) || (dot && DOTTED_HONORIFICS.has(word))) {
+    if (flags & TITLE || (dot && flags & DOTTED_TITLE)) {
       end = surnameEnd(partsAfter(text, dot ? wordEnd + 1 : wordEnd, 4));
-    } else {
-      const given = isGiven(word);
-      const cue = given || cueCanPrecede(text, start) ? cueBefore(text, start) : null;
-      if (!given && cue !== "strong") continue;
+    } else if (flags & FILLER) {
+      continue;
+    } else if (isGiven(word, flags)) {
       const parts = partsAfter(text, wordEnd, 3);
       // "Austin Texas", "Jordan River": the given name is part of a place.
       const next = parts[0];
-      if (next && !next.initial && NOT_SURNAME.has(next.word)) continue;
-      const surname = surnameEnd(parts);
-      if (cue !== null && given) end = surname ?? wordEnd;
-      else end = surname;
+      if (next && !next.initial && next.flags & SURNAME_STOP) continue;
+      // With a surname it is a name; alone, only after a cue (Hi David, Thanks, Priya).
+      end = surnameEnd(parts) ?? (cueBefore(text, start) !== null ? wordEnd : null);
+    } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
+      end = surnameEnd(partsAfter(text, wordEnd, 3));
     }
     if (end !== null) {
       spans.push({ start, end });
