@@ -176,7 +176,8 @@ export function normalizeForInjection(text: string): Normalized {
     const cp = text.codePointAt(i) ?? c;
     const ascii = asciiOf(cp);
     if (ascii.length === 0) run = 0;
-    for (let k = 0; k < ascii.length; k++) keep(ascii.charCodeAt(k), i);
+    // Through the same table as ASCII text, so a circled ① is a look-alike for i as 1 is.
+    for (let k = 0; k < ascii.length; k++) keep(ASCII[ascii.charCodeAt(k)] ?? 0, i);
     if (cp > 0xffff) i++;
   }
   let normalized = "";
@@ -186,10 +187,11 @@ export function normalizeForInjection(text: string): Normalized {
   return { text: normalized, origin };
 }
 
-/** The end (exclusive) in the original text of the character at `index`. */
+/** The end (exclusive) in the original text of the character at `index` (a surrogate pair is one). */
 function endOf(text: string, index: number): number {
   const c = text.charCodeAt(index);
-  return c >= 0xd800 && c <= 0xdbff ? index + 2 : index + 1;
+  const next = text.charCodeAt(index + 1);
+  return c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? index + 2 : index + 1;
 }
 
 export function findPromptInjections(text: string): Span[] {

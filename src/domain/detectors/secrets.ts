@@ -76,7 +76,12 @@ function isTokenChar(c: number): boolean {
 }
 
 const PRIVATE_KEY_BEGIN = /-----BEGIN (?:[A-Z0-9]{2,10} ){0,3}PRIVATE KEY(?: BLOCK)?-----/g;
-const PEM_BODY = /[A-Za-z0-9+/=\s\\:,-]{0,16000}/y;
+/**
+ * The body of a key whose END line is missing: base64 lines (or JSON-escaped `\n` between them)
+ * and the headers of old encrypted keys, so the prose after a truncated paste is not swallowed.
+ */
+const PEM_BODY =
+  /(?:(?:[ \t\r\n]|\\n){1,4}(?:[A-Za-z0-9+/=]{16,8192}|(?:Proc-Type|DEK-Info):[^\r\n\\]{1,80})){0,400}/y;
 const MAX_PEM = 16_000;
 
 /** The password of `scheme://user:password@host`. */
