@@ -10,7 +10,7 @@ import { collect, isAsciiLetter, isDigit } from "./spans.js";
  * 3. the grouping people write: one separator throughout, groups of four (the last may be
  *    shorter), or Amex and Diners 4-6-5 and 4-6-4. `4 5 6 7 ...` is a list, not a card.
  */
-const CARD = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
+const CARD = /\b\d(?:[ -]?\d){12,18}(?!\d)/g;
 
 export function passesLuhn(digits: string): boolean {
   let sum = 0;

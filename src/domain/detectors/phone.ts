@@ -23,8 +23,8 @@ const PHONE = new RegExp(
     String.raw`\+[1-9]\d{7,14}`,
     String.raw`(?:1[ .-]?)?(?:\([2-9]\d\d\)[ .]?|[2-9]\d\d[ .-])[2-9]\d\d[ .-]\d{4}`,
     String.raw`\(?0[1-9]\d{0,4}\)?[ -]\d{2,8}(?:[ -]\d{2,4}){0,4}`,
-    String.raw`\d{7,15}`,
-    String.raw`[2-9]\d\d[ .-]\d{4}`,
+    String.raw`\b\d{7,15}`,
+    String.raw`\b[2-9]\d\d[ .-]\d{4}`,
   ].join("|"),
   "g",
 );

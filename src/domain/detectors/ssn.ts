@@ -10,7 +10,7 @@ import { collect, isWordChar, lowerBefore } from "./spans.js";
  * Numbers the SSA never issues are skipped: area 000, 666 and 900-999 (900-999 are ITINs, a
  * different number), group 00 and serial 0000.
  */
-const SSN = /\d{3}([- \u2013])\d{2}\1\d{4}|\d{9}/g;
+const SSN = /\b(?:\d{3}([- \u2013])\d{2}\1\d{4}|\d{9})/g;
 const CUE =
   /(?:\bssn|\bss#|\bss no\.?|\bsocial(?: security)?(?: number| no\.?| #)?|\btax id|\btin|\bid)(?: ?\(ssn\))?(?: is)?[ \t:#=()-]{0,4}$/;
 
