@@ -1,5 +1,5 @@
 import type { Span } from "../content-scan.js";
-import { collect, isAsciiLetter, isDigit } from "./spans.js";
+import { around, collect, isAsciiLetter, isDigit } from "./spans.js";
 
 /**
  * Payment card numbers: 13 to 19 digits, bare or grouped by spaces or hyphens, that pass three
@@ -64,11 +64,7 @@ function writtenLikeACard(raw: string, digits: number): boolean {
 }
 
 function keep(text: string, m: RegExpExecArray): Span | null {
-  const raw = m[0];
-  const start = m.index;
-  const end = start + raw.length;
-  const prev = text.charCodeAt(start - 1);
-  const next = text.charCodeAt(end);
+  const { raw, start, end, prev, next } = around(text, m);
   if (isAsciiLetter(prev) || isAsciiLetter(next) || prev === 46 || prev === 45) return null;
   const digits = raw.replace(/[ -]/g, "");
   if (!writtenLikeACard(raw, digits.length)) return null;

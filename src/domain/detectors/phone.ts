@@ -1,5 +1,5 @@
 import type { Span } from "../content-scan.js";
-import { collect, isAsciiLetter, isDigit, lowerBefore } from "./spans.js";
+import { around, collect, isAsciiLetter, isDigit, lowerBefore } from "./spans.js";
 
 /**
  * Telephone numbers in the shapes people write them, one pattern with five alternatives:
@@ -45,11 +45,7 @@ function isSeparator(c: number): boolean {
 }
 
 function keep(text: string, m: RegExpExecArray): Span | null {
-  const raw = m[0];
-  const start = m.index;
-  const end = start + raw.length;
-  const prev = text.charCodeAt(start - 1);
-  const next = text.charCodeAt(end);
+  const { raw, start, end, prev, next } = around(text, m);
   // Glued to a word, a longer number or a sign: part of something else.
   if (isAsciiLetter(prev) || isDigit(prev) || prev === 43 || prev === 95) return null;
   if (isAsciiLetter(next) || isDigit(next) || next === 95) return null;

@@ -61,3 +61,11 @@ export function normalizeSpans(spans: Span[]): Span[] {
 export function lowerBefore(text: string, index: number, length: number): string {
   return text.slice(Math.max(0, index - length), index).toLowerCase();
 }
+
+/** A match with its bounds and the character codes just before and after it (NaN at the text's ends). */
+export function around(text: string, m: RegExpExecArray) {
+  const raw = m[0];
+  const start = m.index;
+  const end = start + raw.length;
+  return { raw, start, end, prev: text.charCodeAt(start - 1), next: text.charCodeAt(end) };
+}

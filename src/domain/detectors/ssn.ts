@@ -1,5 +1,5 @@
 import type { Span } from "../content-scan.js";
-import { collect, isWordChar, lowerBefore } from "./spans.js";
+import { around, collect, isWordChar, lowerBefore } from "./spans.js";
 
 /**
  * US Social Security numbers. `AAA-GG-SSSS` with hyphens (or en dashes, as word processors write
@@ -20,11 +20,7 @@ export function isIssuableSsn(area: number, group: number, serial: number): bool
 }
 
 function keep(text: string, m: RegExpExecArray): Span | null {
-  const raw = m[0];
-  const start = m.index;
-  const end = start + raw.length;
-  const prev = text.charCodeAt(start - 1);
-  const next = text.charCodeAt(end);
+  const { raw, start, end, prev, next } = around(text, m);
   if (isWordChar(prev) || prev === 45 || prev === 46 || prev === 0x2013) return null;
   if (isWordChar(next)) return null;
   // A longer code goes on: 123-45-6789-0, 123-45-6789.1
