@@ -303,11 +303,12 @@ function relayStream(
       } catch {
         chunk = undefined;
       }
-      usage = usageOf(chunk) ?? usage;
+      const reported = usageOf(chunk);
+      usage = reported ?? usage;
       for (const c of chunk?.choices ?? []) {
         if (typeof c.delta?.content === "string") completionBytes += Buffer.byteLength(c.delta.content);
       }
-      if (!clientWantsUsage && chunk?.choices?.length === 0 && usageOf(chunk)) return;
+      if (!clientWantsUsage && chunk?.choices?.length === 0 && reported) return;
       send(`${event}\n\n`);
     };
     try {
