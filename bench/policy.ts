@@ -10,7 +10,7 @@ import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../src/config.js";
 import { Catalog } from "../src/domain/catalog.js";
 import { workspaceDefaultGuardrailId } from "../src/domain/ids.js";
 import { assignKeys, assignMembers } from "../src/services/assignments.js";
-import { createServiceDeps, inTransaction, type Principal } from "../src/services/context.js";
+import { inTransaction, type Principal, serviceDepsFor } from "../src/services/context.js";
 import { resolveKeyPolicy } from "../src/services/effective-policy.js";
 import { createGuardrail, updateGuardrail } from "../src/services/guardrails.js";
 import { createInferenceKey } from "../src/services/keys.js";
@@ -43,11 +43,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "guardrails-bench-policy-"));
   const database = await openDatabase(`sqlite:${join(dir, "bench.db")}`, { sqliteSynchronous: "normal" });
   try {
-    const deps = createServiceDeps({
-      db: database.db,
-      transact: database.transact,
-      catalog: new Catalog(loadCatalogFile(DEFAULT_CONFIG_FILE)),
-    });
+    const deps = serviceDepsFor(database, new Catalog(loadCatalogFile(DEFAULT_CONFIG_FILE)));
     const made = await createOrganization(deps, "bench");
     const principal: Principal = {
       organizationId: made.organization.id,

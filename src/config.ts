@@ -4,6 +4,8 @@ import { fileURLToPath } from "node:url";
 import { Ajv } from "ajv";
 import Type, { type Static } from "typebox";
 import { type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
+import { DEFAULT_POSTGRES_OPTIONS } from "./storage/database.js";
+import type { PostgresOptions } from "./storage/postgres.js";
 
 /**
  * Every environment variable the service reads, parsed and checked once (conventions 7). Each is
@@ -23,6 +25,8 @@ export interface Config {
   catalog: CatalogData;
   logLevel: string;
   sqliteSynchronous: "normal" | "full";
+  /** Connection pool and time-outs, used when DATABASE_URL is a PostgreSQL address. */
+  postgres: PostgresOptions;
   /** Largest accepted request body, in bytes. */
   bodyLimit: number;
   /** Each provider's API key, read from the variable its catalog entry names (absent: unavailable). */
@@ -170,6 +174,23 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       "info",
     ),
     sqliteSynchronous: choice(env, "GUARDRAILS_SQLITE_SYNCHRONOUS", ["normal", "full"], "normal"),
+    postgres: {
+      poolMax: integer(env, "GUARDRAILS_PG_POOL_MAX", DEFAULT_POSTGRES_OPTIONS.poolMax, 1, 1000),
+      connectTimeoutMs: integer(
+        env,
+        "GUARDRAILS_PG_CONNECT_TIMEOUT_MS",
+        DEFAULT_POSTGRES_OPTIONS.connectTimeoutMs,
+        100,
+        600_000,
+      ),
+      statementTimeoutMs: integer(
+        env,
+        "GUARDRAILS_PG_STATEMENT_TIMEOUT_MS",
+        DEFAULT_POSTGRES_OPTIONS.statementTimeoutMs,
+        100,
+        3_600_000,
+      ),
+    },
     bodyLimit: integer(env, "GUARDRAILS_BODY_LIMIT", 1024 * 1024, 1024, 64 * 1024 * 1024),
     providerKeys: Object.fromEntries(
       catalog.providers.map((p) => [

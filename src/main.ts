@@ -4,7 +4,7 @@ import type { Config } from "./config.js";
 import { Catalog } from "./domain/catalog.js";
 import { releaseExpired } from "./gateway/spend.js";
 import { Upstreams } from "./gateway/upstream.js";
-import { createServiceDeps } from "./services/context.js";
+import { serviceDepsFor } from "./services/context.js";
 import { bootstrap } from "./services/organizations.js";
 import { type DatabaseHandle, openDatabase } from "./storage/database.js";
 
@@ -32,21 +32,19 @@ export async function startServer(
   config: Config,
   print: (line: string) => void = console.log,
 ): Promise<RunningServer> {
-  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+  const database = await openDatabase(config.databaseUrl, {
+    sqliteSynchronous: config.sqliteSynchronous,
+    postgres: config.postgres,
+  });
   const upstreams = new Upstreams(config.catalog.providers, config.providerKeys);
   const deps = {
-    ...createServiceDeps({
-      db: database.db,
-      transact: database.transact,
-      spend: database.spendStore,
-      catalog: new Catalog(config.catalog),
-    }),
+    ...serviceDepsFor(database, new Catalog(config.catalog)),
     ping: database.ping,
     regionBaseUrls: config.regionBaseUrls,
     trustForwardedHost: config.trustForwardedHost,
     upstreams,
   };
-  const boot = await bootstrap(deps, config.managementKey);
+  const boot = await database.withStartupLock(() => bootstrap(deps, config.managementKey));
   // Reservations left by a process that died mid-request are released once their hold expires.
   await releaseExpired(deps);
   const sweep = setInterval(() => {
@@ -58,6 +56,17 @@ export async function startServer(
   const app = await buildApp(deps, {
     bodyLimit: config.bodyLimit,
     logger: serviceLogger(config.logLevel),
+  });
+  // Several instances on one database: a change made through another instance reaches this one's
+  // caches through its notice; while notices cannot be received, nothing cached is served.
+  const listener = await database.listenForChanges?.({
+    onChange: (notice) => deps.changes.bump(notice),
+    onState: (listening) => {
+      deps.changes.setTrusted(listening);
+      if (listening) app.log.info("receiving change notices from other instances");
+      else app.log.warn("change notices lost; serving without caches until reconnected");
+    },
+    onError: (err) => app.log.warn({ err }, "change notice connection failed"),
   });
   const address = await app.listen({ port: config.port, host: config.host });
   print(`guardrails: listening on ${address} (API under ${address}/api/v1, reference at ${address}/docs)`);
@@ -82,6 +91,7 @@ export async function startServer(
         clearInterval(sweep);
         await app.close();
         await upstreams.close();
+        await listener?.close();
         await database.close();
       })();
       return stopping;

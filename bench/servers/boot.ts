@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { buildApp } from "../../src/app.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
-import { createServiceDeps } from "../../src/services/context.js";
+import { serviceDepsFor } from "../../src/services/context.js";
 import { openDatabase } from "../../src/storage/database.js";
 
 export async function bootService(catalog: CatalogData, providerKeys: Record<string, string>) {
@@ -18,12 +18,7 @@ export async function bootService(catalog: CatalogData, providerKeys: Record<str
   });
   const upstreams = new Upstreams(catalog.providers, providerKeys);
   const deps = {
-    ...createServiceDeps({
-      db: database.db,
-      transact: database.transact,
-      spend: database.spendStore,
-      catalog: new Catalog(catalog),
-    }),
+    ...serviceDepsFor(database, new Catalog(catalog)),
     ping: database.ping,
     regionBaseUrls: {
       global: "http://localhost/api/v1",

@@ -5,7 +5,7 @@ import { Catalog } from "../domain/catalog.js";
 import { AppError, type Issue } from "../domain/errors.js";
 import { startLocalUpstream } from "../local-upstream/server.js";
 import { startServer } from "../main.js";
-import { createServiceDeps, inTransaction, type ServiceDeps } from "../services/context.js";
+import { inTransaction, type ServiceDeps, serviceDepsFor } from "../services/context.js";
 import { createInferenceKey, createManagementKey } from "../services/keys.js";
 import { bootstrap, createOrganization } from "../services/organizations.js";
 import { openDatabase } from "../storage/database.js";
@@ -26,14 +26,13 @@ Secrets are printed once and stored only as hashes.`;
 
 async function withServices<T>(fn: (deps: ServiceDeps, organizationId: string) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env);
-  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+  const database = await openDatabase(config.databaseUrl, {
+    sqliteSynchronous: config.sqliteSynchronous,
+    postgres: config.postgres,
+  });
   try {
-    const deps = createServiceDeps({
-      db: database.db,
-      transact: database.transact,
-      catalog: new Catalog(config.catalog),
-    });
-    const boot = await bootstrap(deps, config.managementKey);
+    const deps = serviceDepsFor(database, new Catalog(config.catalog));
+    const boot = await database.withStartupLock(() => bootstrap(deps, config.managementKey));
     return await fn(deps, boot.organization.id);
   } finally {
     await database.close();

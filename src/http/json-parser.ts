@@ -35,21 +35,52 @@ export function installJsonParser(app: FastifyInstance): void {
         );
         return;
       }
+      let parsed: unknown;
       try {
-        done(
-          null,
-          secureJson.parse(buffer.toString("utf8"), undefined, {
-            protoAction: "error",
-            constructorAction: "error",
-          }),
-        );
+        parsed = secureJson.parse(buffer.toString("utf8"), undefined, {
+          protoAction: "error",
+          constructorAction: "error",
+        });
       } catch (err) {
         const poisoned = err instanceof SyntaxError && /prototype/i.test(err.message);
         const message = poisoned
           ? "the body uses a forbidden key (__proto__ or constructor.prototype)"
           : "the body is not valid JSON";
         done(new AppError("invalid_request", { issues: [{ path: "", message }] }));
+        return;
       }
+      // NUL can only arrive escaped; look for it only then. Model requests are forwarded, never stored.
+      const nulAt =
+        buffer.includes("\\u0000") && request.routeOptions.url !== CHAT_COMPLETIONS_ROUTE
+          ? findNul(parsed, "")
+          : undefined;
+      if (nulAt !== undefined) {
+        done(
+          new AppError("invalid_request", {
+            issues: [{ path: nulAt, message: "must not contain the NUL character (U+0000)" }],
+          }),
+        );
+        return;
+      }
+      done(null, parsed);
     },
   );
+}
+
+const CHAT_COMPLETIONS_ROUTE = "/api/v1/chat/completions";
+
+/**
+ * The JSON pointer of the first string (or key) holding U+0000. PostgreSQL text cannot store it, and
+ * no name or pattern needs it: refused on every database alike, so stored data means the same on both.
+ */
+function findNul(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return value.includes("\0") ? path : undefined;
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const at = `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    if (key.includes("\0")) return at;
+    const found = findNul(item, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

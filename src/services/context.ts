@@ -1,6 +1,7 @@
 import type { Catalog } from "../domain/catalog.js";
 import { newId } from "../domain/ids.js";
 import { insertAuditEntry } from "../storage/audit-repo.js";
+import type { ChangeNotice, Coordination, DatabaseHandle } from "../storage/database.js";
 import type { Db, Executor } from "../storage/schema.js";
 import { kyselySpendStore, type SpendStore } from "../storage/spend-store.js";
 import type { KeyPolicy } from "./effective-policy.js";
@@ -16,9 +17,19 @@ export class ChangeFeed {
   generation = 0;
   /** Changes that can revoke a key (key, member or workspace deletion): authentication depends only on these. */
   keysGeneration = 0;
-  bump(options: { keys?: boolean } = {}): void {
+  /**
+   * False while changes made by other instances may go unseen (their notices are not arriving):
+   * then nothing cached is served. Always true with one process on SQLite.
+   */
+  trusted = true;
+  bump(options: ChangeNotice = {}): void {
     this.generation++;
     if (options.keys) this.keysGeneration++;
+  }
+  /** Notices stopped or resumed arriving; either way, what was cached before may be stale. */
+  setTrusted(trusted: boolean): void {
+    this.trusted = trusted;
+    this.bump({ keys: true });
   }
 }
 
@@ -30,6 +41,8 @@ export interface ServiceDeps {
   catalog: Catalog;
   /** The spend writes of the request path (reservations, settlement, ledger). */
   spend: SpendStore;
+  /** Present when several instances share the database (PostgreSQL). */
+  coordination?: Coordination;
   /** The clock is a dependency so tests can move time; domain code receives time as an argument. */
   now: () => Date;
   changes: ChangeFeed;
@@ -46,6 +59,7 @@ export function createServiceDeps(parts: {
   now?: () => Date;
   transact?: ServiceDeps["transact"];
   spend?: SpendStore;
+  coordination?: Coordination;
 }): ServiceDeps {
   const changes = new ChangeFeed();
   const db = parts.db;
@@ -55,13 +69,26 @@ export function createServiceDeps(parts: {
     transact,
     spend: parts.spend ?? kyselySpendStore(transact),
     catalog: parts.catalog,
+    ...(parts.coordination ? { coordination: parts.coordination } : {}),
     now: parts.now ?? (() => new Date()),
     changes,
     caches: {
-      principals: new GenerationCache(() => changes.keysGeneration),
-      keyPolicies: new GenerationCache(() => changes.generation),
+      principals: new GenerationCache(() => (changes.trusted ? changes.keysGeneration : undefined)),
+      keyPolicies: new GenerationCache(() => (changes.trusted ? changes.generation : undefined)),
     },
   };
+}
+
+/** The service's dependencies over an open database, with whatever that database offers. */
+export function serviceDepsFor(database: DatabaseHandle, catalog: Catalog, now?: () => Date): ServiceDeps {
+  return createServiceDeps({
+    db: database.db,
+    transact: database.transact,
+    spend: database.spendStore,
+    catalog,
+    ...(database.coordination ? { coordination: database.coordination } : {}),
+    ...(now ? { now } : {}),
+  });
 }
 
 /** The authenticated caller of a request. */
@@ -79,15 +106,27 @@ export function isoNow(deps: ServiceDeps): string {
 
 /**
  * Runs a management change in one transaction and announces it once committed: bumping only after
- * the commit means no cache can be filled from the old data under the new generation.
+ * the commit means no cache can be filled from the old data under the new generation. Other
+ * instances hear of it through a notice sent in the same transaction, so it reaches them only if
+ * the change commits.
  */
 export async function inTransaction<T>(
   deps: ServiceDeps,
   work: (tx: Executor) => Promise<T>,
   options: { revokesKeys?: boolean } = {},
 ): Promise<T> {
-  const result = await deps.transact(work);
-  deps.changes.bump({ keys: options.revokesKeys === true });
+  const notice: ChangeNotice = { keys: options.revokesKeys === true };
+  const coordination = deps.coordination;
+  const result = await deps.transact(
+    coordination
+      ? async (tx) => {
+          const value = await work(tx);
+          await coordination.publish(tx, notice);
+          return value;
+        }
+      : work,
+  );
+  deps.changes.bump(notice);
   return result;
 }
 

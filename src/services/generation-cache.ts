@@ -8,14 +8,15 @@ export class GenerationCache<V> {
   private readonly entries = new Map<string, { generation: number; value: V }>();
 
   constructor(
-    /** The change generation this cache depends on. */
-    private readonly generation: () => number,
+    /** The change generation this cache depends on; undefined while no cached entry may be trusted. */
+    private readonly generation: () => number | undefined,
     private readonly maxEntries = 10_000,
   ) {}
 
   get(key: string): V | undefined {
     const entry = this.entries.get(key);
-    return entry && entry.generation === this.generation() ? entry.value : undefined;
+    const generation = this.generation();
+    return entry && generation !== undefined && entry.generation === generation ? entry.value : undefined;
   }
 
   /** `keep` decides what is worth keeping (e.g. not the misses a caller could spray to flush the cache). */
@@ -28,7 +29,7 @@ export class GenerationCache<V> {
     if (hit !== undefined) return hit;
     const generation = this.generation();
     const value = await compute();
-    if (!keep(value)) return value;
+    if (generation === undefined || !keep(value)) return value;
     // Bounded: when full, start over rather than track recency on the hot path.
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(key, { generation, value });

@@ -97,6 +97,9 @@ export async function runIdempotent(
   const requestHash = sha256(`${request.method} ${request.route}\n${canonicalJson(request.body)}`);
   const key = cipherKey(request.key, principal.organizationId);
   return inTransaction(deps, async (tx) => {
+    // Instances sharing a database: the second of two racing retries waits here for the first to
+    // commit, then finds its record (SQLite runs transactions one at a time already).
+    await deps.coordination?.lock(tx, `idempotency:${principal.organizationId}:${keyHash}`);
     const now = deps.now();
     const notBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
     const existing = await findIdempotencyRecord(tx, principal.organizationId, keyHash, notBefore);

@@ -5,10 +5,33 @@ import { Kysely, SqliteDialect, type SqliteDatabase as SqliteDialectDatabase, sq
 import { startCheckpointer } from "./checkpointer.js";
 import { GroupCommitter } from "./group-commit.js";
 import { migrateToLatest } from "./migrations.js";
+import {
+  type ChangeListener,
+  type ChangeListenerHandlers,
+  openPostgres,
+  type PostgresOptions,
+} from "./postgres.js";
 import type { Db, Executor } from "./schema.js";
 import { kyselySpendStore, type SpendStore, sqliteSpendStore } from "./spend-store.js";
 
 export type Transact = <T>(work: (tx: Executor) => Promise<T>) => Promise<T>;
+
+/** What one committed management change may invalidate in other instances' caches. */
+export interface ChangeNotice {
+  /** The change can revoke a key (key, member or workspace deletion). */
+  keys?: boolean;
+}
+
+/**
+ * What several instances on one database need to agree; absent on SQLite, where one process owns
+ * the file and its transactions already run one at a time.
+ */
+export interface Coordination {
+  /** Serializes transactions that name the same thing, until the calling transaction ends. */
+  lock(tx: Executor, name: string): Promise<void>;
+  /** Announces a change to every instance once the transaction commits. */
+  publish(tx: Executor, notice: ChangeNotice): Promise<void>;
+}
 
 export interface DatabaseHandle {
   db: Db;
@@ -17,6 +40,11 @@ export interface DatabaseHandle {
   transact: Transact;
   /** The spend writes of the request path (a synchronous fast path on SQLite). */
   spendStore: SpendStore;
+  coordination?: Coordination;
+  /** Runs a start-up step (bootstrap) while no other instance runs one. */
+  withStartupLock<T>(work: () => Promise<T>): Promise<T>;
+  /** Receives other instances' change notices (PostgreSQL); absent where there are none. */
+  listenForChanges?(handlers: ChangeListenerHandlers): Promise<ChangeListener>;
   /** Answers when the database does (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -25,9 +53,17 @@ export interface DatabaseHandle {
 export interface DatabaseOptions {
   /** SQLite `synchronous` setting: "normal" survives a killed process, "full" also a power loss. */
   sqliteSynchronous: "normal" | "full";
+  /** Pool and time-out settings on PostgreSQL; defaults in DEFAULT_POSTGRES_OPTIONS. */
+  postgres?: PostgresOptions;
 }
 
-/** Parses DATABASE_URL: a path, `sqlite:<path>`, or `postgres://` (not yet supported). */
+export const DEFAULT_POSTGRES_OPTIONS: PostgresOptions = {
+  poolMax: 10,
+  connectTimeoutMs: 5_000,
+  statementTimeoutMs: 30_000,
+};
+
+/** Parses DATABASE_URL: a path, `sqlite:<path>`, or a `postgres://` / `postgresql://` address. */
 export function parseDatabaseUrl(
   url: string,
 ): { kind: "sqlite"; path: string } | { kind: "postgres"; url: string } {
@@ -62,11 +98,8 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectDatab
 
 export async function openDatabase(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
   const target = parseDatabaseUrl(url);
-  if (target.kind === "postgres") {
-    throw new Error(
-      "DATABASE_URL is a PostgreSQL address, and PostgreSQL support is not built yet; use a SQLite path (the default) for now",
-    );
-  }
+  if (target.kind === "postgres")
+    return openPostgres(target.url, options.postgres ?? DEFAULT_POSTGRES_OPTIONS);
   const file = target.path === ":memory:" ? target.path : resolve(target.path);
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SqliteDatabase(file);
@@ -80,7 +113,7 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   // The worker checkpoints; this connection only does so if the WAL grows past ~80 MB regardless.
   if (checkpointer) sqlite.pragma("wal_autocheckpoint = 20000");
   const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  await migrateToLatest(db);
+  await migrateToLatest(db, "sqlite");
   // Group commit pays off where a commit is expensive: with synchronous=FULL every commit is an
   // fsync. With NORMAL (and checkpoints in the worker) a commit is cheap, and measured under load
   // the savepoints cost more than the shared commits saved, so each change gets a plain transaction.
@@ -93,6 +126,7 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
     kind: "sqlite",
     transact,
     spendStore: sqliteSpendStore(sqlite, kyselySpendStore(transact)),
+    withStartupLock: (work) => work(),
     async ping() {
       await sql`select 1`.execute(db);
     },

@@ -7,7 +7,9 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator } from "k
 // biome-ignore lint/suspicious/noExplicitAny: migrations must not depend on the current table types, which change over time.
 type AnyDb = Kysely<any>;
 
-const migrations: Record<string, Migration> = {
+export type Dialect = "sqlite" | "postgres";
+
+const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
   "0001_initial": {
     async up(db: AnyDb) {
       await db.schema
@@ -147,8 +149,12 @@ const migrations: Record<string, Migration> = {
       await db.schema
         .createTable("audit_log")
         // The sequence orders entries (timestamps can tie) without a read before every write.
-        // PostgreSQL will need its own form of this column (identity) in its migration history.
-        .addColumn("seq", "integer", (c) => c.primaryKey().autoIncrement())
+        // Each database spells it its own way: SQLite's rowid alias, PostgreSQL's identity column.
+        .addColumn("seq", dialect === "postgres" ? "bigint" : "integer", (c) =>
+          dialect === "postgres"
+            ? c.primaryKey().generatedByDefaultAsIdentity()
+            : c.primaryKey().autoIncrement(),
+        )
         .addColumn("id", "text", (c) => c.notNull())
         .addColumn("organization_id", "text", (c) => c.notNull())
         .addColumn("actor_key_hash", "text", (c) => c.notNull())
@@ -231,15 +237,14 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
-};
+});
 
-const provider: MigrationProvider = {
-  async getMigrations() {
-    return migrations;
-  },
-};
-
-export async function migrateToLatest(db: AnyDb): Promise<void> {
+export async function migrateToLatest(db: AnyDb, dialect: Dialect): Promise<void> {
+  const provider: MigrationProvider = {
+    async getMigrations() {
+      return migrationsFor(dialect);
+    },
+  };
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");

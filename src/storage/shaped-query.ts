@@ -1,8 +1,22 @@
 import { type Compilable, CompiledQuery } from "kysely";
 import type { Database, Executor } from "./schema.js";
 
-/** SQL text by statement shape; undefined marks a shape whose parameters did not come in our order. */
-const compiled = new Map<string, string | undefined>();
+/**
+ * SQL text by statement shape, one table per SQL dialect (the adapter's class: one process can hold
+ * a SQLite and a PostgreSQL database); undefined marks a shape whose parameters did not come in our
+ * order.
+ */
+const compiledByDialect = new WeakMap<object, Map<string, string | undefined>>();
+
+function compiledFor(db: Executor): Map<string, string | undefined> {
+  const dialect = db.getExecutor().adapter.constructor;
+  let table = compiledByDialect.get(dialect);
+  if (!table) {
+    table = new Map();
+    compiledByDialect.set(dialect, table);
+  }
+  return table;
+}
 
 /**
  * Runs a statement of a fixed shape, building it with Kysely only the first time. Building and
@@ -16,6 +30,7 @@ export async function runShaped(
   parameters: unknown[],
   build: () => Compilable,
 ): Promise<{ numAffectedRows?: bigint; rows: unknown[] }> {
+  const compiled = compiledFor(db);
   const known = compiled.get(shape);
   if (known !== undefined) return db.executeQuery(CompiledQuery.raw(known, parameters));
   const query = build().compile();

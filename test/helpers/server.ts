@@ -6,9 +6,10 @@ import { buildApp, serviceLogger } from "../../src/app.js";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
-import { createServiceDeps, type ServiceDeps } from "../../src/services/context.js";
+import { type ServiceDeps, serviceDepsFor } from "../../src/services/context.js";
 import { createOrganization } from "../../src/services/organizations.js";
-import { type DatabaseHandle, openDatabase } from "../../src/storage/database.js";
+import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS, openDatabase } from "../../src/storage/database.js";
+import { createScratchDatabase, dropScratchDatabase } from "./embedded-postgres.js";
 
 export interface TestOrg {
   organizationId: string;
@@ -25,7 +26,8 @@ export interface TestServer {
   app: FastifyInstance;
   deps: ServiceDeps;
   database: DatabaseHandle;
-  dbFile: string;
+  /** The database's address (`sqlite:<file>` or `postgres://…`). */
+  databaseUrl: string;
   /** Every test makes its own organization (conventions, habit 5). */
   newOrg(): Promise<TestOrg>;
   close(): Promise<void>;
@@ -54,13 +56,40 @@ export const TEST_REGION_BASE_URLS = {
   us: "http://us.test/api/v1",
 };
 
-/** Boots the real app on a real SQLite file in a temporary folder, listening on a loopback port. */
-export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+/**
+ * The PostgreSQL server the suite runs on, when it runs on one (`npm run test:postgres` sets it, or
+ * point it at an existing server): each test server then gets a database of its own there.
+ */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+
+/** Which database this run of the suite is on, for test names and for the few SQLite-only checks. */
+export const TEST_DATABASE_KIND: "sqlite" | "postgres" = TEST_DATABASE_URL ? "postgres" : "sqlite";
+
+/** A fresh database for one test server: a SQLite file in a temporary folder, or a scratch PostgreSQL database. */
+export async function freshDatabase(
+  options: { sqliteSynchronous?: "normal" | "full" } = {},
+): Promise<{ database: DatabaseHandle; url: string; remove(): Promise<void> }> {
+  if (TEST_DATABASE_URL) {
+    const serverUrl = TEST_DATABASE_URL;
+    const url = await createScratchDatabase(serverUrl);
+    const database = await openDatabase(url, {
+      sqliteSynchronous: "normal",
+      postgres: { ...DEFAULT_POSTGRES_OPTIONS, poolMax: 5 },
+    });
+    return { database, url, remove: () => dropScratchDatabase(serverUrl, url) };
+  }
   const dir = mkdtempSync(join(tmpdir(), "guardrails-test-"));
-  const dbFile = join(dir, "guardrails.db");
-  const database = await openDatabase(`sqlite:${dbFile}`, {
-    sqliteSynchronous: options.sqliteSynchronous ?? "normal",
-  });
+  const url = `sqlite:${join(dir, "guardrails.db")}`;
+  const database = await openDatabase(url, { sqliteSynchronous: options.sqliteSynchronous ?? "normal" });
+  return { database, url, remove: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Boots the real app on a fresh database (see freshDatabase), listening on a loopback port. */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const fresh = await freshDatabase(
+    options.sqliteSynchronous ? { sqliteSynchronous: options.sqliteSynchronous } : {},
+  );
+  const database = fresh.database;
   const loaded = options.catalog ?? loadCatalogFile(options.configFile ?? DEFAULT_CONFIG_FILE);
   const upstreamUrl = options.upstreamUrl;
   const catalogData: CatalogData = upstreamUrl
@@ -68,13 +97,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     : loaded;
   const upstreams = new Upstreams(catalogData.providers, options.providerKeys ?? {});
   const deps = {
-    ...createServiceDeps({
-      db: database.db,
-      transact: database.transact,
-      spend: database.spendStore,
-      catalog: new Catalog(catalogData),
-      ...(options.now ? { now: options.now } : {}),
-    }),
+    ...serviceDepsFor(database, new Catalog(catalogData), options.now),
     ping: database.ping,
     regionBaseUrls: TEST_REGION_BASE_URLS,
     trustForwardedHost: options.trustForwardedHost ?? false,
@@ -92,7 +115,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     app,
     deps,
     database,
-    dbFile,
+    databaseUrl: fresh.url,
     async newOrg() {
       const made = await createOrganization(deps, `org-${Math.random().toString(36).slice(2)}`);
       return { organizationId: made.organization.id, workspaceId: made.workspace.id, key: made.key.secret };
@@ -101,7 +124,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await app.close();
       await upstreams.close();
       await database.close();
-      rmSync(dir, { recursive: true, force: true });
+      await fresh.remove();
     },
   };
 }

@@ -103,6 +103,18 @@ const BAD_BODIES: BadInput[] = [
     },
   },
   {
+    name: "a NUL character (U+0000) in the name",
+    status: 400,
+    issuePath: "/name",
+    request: { body: { name: "before\u0000after" } },
+  },
+  {
+    name: "a NUL character (U+0000) in a custom filter's label",
+    status: 400,
+    issuePath: "/content_filters/0/label",
+    request: { body: { name: "x", content_filters: [{ pattern: "a", action: "flag", label: "l\u0000" }] } },
+  },
+  {
     name: 'a "__proto__" key',
     status: 400,
     issuePath: "",

@@ -60,13 +60,17 @@ export type Body = Record<string, unknown>;
 
 // ---------- valid bodies ----------
 
+/** Any Unicode but U+0000, which every request body refuses (the NUL test in bad-input.test.ts). */
+const textArb = (constraints: { minLength?: number; maxLength: number }) =>
+  fc.string({ unit: "binary", ...constraints }).filter((s) => !s.includes("\0"));
+
 /** 1..200 code points of any Unicode (decisions §5: lengths count code points), with the bounds. */
 const nameArb = fc.oneof(
-  { weight: 8, arbitrary: fc.string({ unit: "binary", minLength: 1, maxLength: 200 }) },
+  { weight: 8, arbitrary: textArb({ minLength: 1, maxLength: 200 }) },
   { weight: 1, arbitrary: fc.constantFrom("😀".repeat(200), "n".repeat(200), "é") },
 );
 const descriptionArb = fc.oneof(
-  { weight: 6, arbitrary: fc.string({ unit: "binary", maxLength: 1000 }) },
+  { weight: 6, arbitrary: textArb({ maxLength: 1000 }) },
   { weight: 1, arbitrary: fc.constantFrom("😀".repeat(1000), "") },
   { weight: 2, arbitrary: fc.constant(null) },
 );
@@ -84,7 +88,7 @@ const builtinsArb = fc.shuffledSubarray(Object.keys(BUILTIN_LABELS), { minLength
           slug: fc.constant(slug),
           action: fc.constantFrom(...ACTIONS),
           // A label sent for a builtin is accepted and ignored (decisions §6).
-          label: fc.string({ maxLength: 100 }),
+          label: fc.string({ maxLength: 100 }).filter((s) => !s.includes("\0")),
           ...(slug === INJECTION ? { scan_scope: fc.constantFrom("user_only", "all_messages") } : {}),
         },
         { requiredKeys: ["slug", "action"] },
@@ -97,7 +101,7 @@ const customFilterArb = fc.record(
   {
     pattern: patternArb,
     action: fc.constantFrom(...ACTIONS),
-    label: fc.oneof(fc.string({ unit: "binary", maxLength: 100 }), fc.constant(null)),
+    label: fc.oneof(textArb({ maxLength: 100 }), fc.constant(null)),
   },
   { requiredKeys: ["pattern", "action"] },
 );

@@ -211,19 +211,19 @@ describe("the service as a process: durability, restarts, keys at start-up, shut
     await killHard(again);
   });
 
-  it("DATABASE_URL=postgres://... fails at start with a clear message naming PostgreSQL", {
+  it("DATABASE_URL naming a PostgreSQL server that is not there fails at start with a clear message (issue 5, backend)", {
     timeout: 30_000,
   }, async () => {
     for (const url of [
       "postgres://user:secret@127.0.0.1:1/guardrails",
-      "postgresql://127.0.0.1/guardrails",
+      "postgresql://user:secret@127.0.0.1:1/guardrails",
     ]) {
       const child = spawnCli(["serve"], { DATABASE_URL: url, PORT: "0", LOG_LEVEL: "silent" });
       children.push(child);
       const code = await child.exited();
       assert.equal(typeof code, "number");
       assert.notEqual(code, 0);
-      assert.match(child.stderr(), /PostgreSQL/);
+      assert.match(child.stderr(), /DATABASE_URL: nothing accepts connections at 127\.0\.0\.1:1 \(connection refused\)/);
       assert.ok(!child.stderr().includes("secret"), "the password is not echoed");
       assert.ok(!/\n\s+at /.test(child.stderr()), "no stack trace");
     }
