@@ -223,7 +223,10 @@ describe("the service as a process: durability, restarts, keys at start-up, shut
       const code = await child.exited();
       assert.equal(typeof code, "number");
       assert.notEqual(code, 0);
-      assert.match(child.stderr(), /DATABASE_URL: nothing accepts connections at 127\.0\.0\.1:1 \(connection refused\)/);
+      assert.match(
+        child.stderr(),
+        /DATABASE_URL: nothing accepts connections at 127\.0\.0\.1:1 \(connection refused\)/,
+      );
       assert.ok(!child.stderr().includes("secret"), "the password is not echoed");
       assert.ok(!/\n\s+at /.test(child.stderr()), "no stack trace");
     }
