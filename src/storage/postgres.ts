@@ -151,7 +151,8 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     spendStore: kyselySpendStore(transact),
     coordination,
     withStartupLock,
-    listenForChanges: (handlers) => listenForChanges(config, handlers),
+    listenForChanges: (handlers) =>
+      listenForChanges({ ...config, application_name: LISTENER_APPLICATION_NAME }, handlers),
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -160,6 +161,9 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     },
   };
 }
+
+/** How the change listener's connection shows in pg_stat_activity (the pool's show as "guardrails"). */
+export const LISTENER_APPLICATION_NAME = "guardrails-listener";
 
 export interface ChangeListenerHandlers {
   /** A committed change announced by any instance (this one included). */

@@ -1,0 +1,407 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import pg from "pg";
+import { type LocalUpstream, startLocalUpstream } from "../../src/local-upstream/server.js";
+import { LISTENER_APPLICATION_NAME } from "../../src/storage/postgres.js";
+import { createScratchDatabase, dropScratchDatabase } from "../helpers/embedded-postgres.js";
+import { TEST_DATABASE_URL } from "../helpers/server.js";
+import {
+  type Child,
+  ROOT,
+  randomManagementKey,
+  type ServerChild,
+  spawnCli,
+  startServerProcess,
+  WAIT_MS,
+} from "../process/child.js";
+
+/**
+ * Several instances of the service on one PostgreSQL database (issue 5): real `guardrails serve`
+ * processes, each with its own caches and connection pool, sharing one scratch database. The local
+ * upstream (a party outside the project) runs in this process and answers every chat with a fixed
+ * usage, so each request costs the same.
+ */
+
+const LLAMA = "meta-llama/llama-3.1-8b-instruct";
+const CONFLICT = "Resource conflict. Please try again later.";
+/** How soon a change made through one instance must govern requests on every other (issue 5). */
+const PROPAGATION_MS = 1000;
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies and assert on them.
+  body: any;
+}
+
+async function send(
+  origin: string,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  const res = await fetch(`${origin}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      ...headers,
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(WAIT_MS),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** A 409 in the specification's shape (decisions §7); metadata.reason says which conflict it was. */
+function assertConflict(res: Answer): void {
+  assert.equal(res.status, 409, JSON.stringify(res.body));
+  assert.equal(res.body.error.code, 409);
+  assert.equal(res.body.error.message, CONFLICT);
+}
+
+function expect(res: Answer, status: number): Answer {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  return res;
+}
+
+/** Polls `check` every 20 ms until it holds; the time it took, or a failure after `ms`. */
+async function within(ms: number, what: string, check: () => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > ms) assert.fail(`${what}: not seen within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST_DATABASE_URL }, () => {
+  const serverUrl = TEST_DATABASE_URL ?? "";
+  const dir = mkdtempSync(join(tmpdir(), "guardrails-multi-"));
+  const key = randomManagementKey();
+  const children: Child[] = [];
+  let databaseUrl = "";
+  let upstream: LocalUpstream;
+  let env: Record<string, string>;
+  let a: ServerChild;
+  let b: ServerChild;
+  let c: ServerChild;
+  let admin: pg.Client;
+
+  before(async () => {
+    databaseUrl = await createScratchDatabase(serverUrl, "gr_multi");
+    // Every chat costs the same: a fixed usage, after a pause long enough for requests to overlap.
+    upstream = await startLocalUpstream({
+      script: () => ({ delayMs: 40, usage: { prompt_tokens: 10, completion_tokens: 300 } }),
+    });
+    const catalog = JSON.parse(readFileSync(join(ROOT, "config", "default.json"), "utf8"));
+    for (const p of catalog.providers) if (p.id === "local") p.base_url = upstream.url;
+    const configFile = join(dir, "catalog.json");
+    writeFileSync(configFile, JSON.stringify(catalog));
+    env = { DATABASE_URL: databaseUrl, GUARDRAILS_MANAGEMENT_KEY: key, GUARDRAILS_CONFIG: configFile };
+    admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+  });
+
+  after(async () => {
+    for (const child of children) child.kill("SIGKILL");
+    await admin?.end().catch(() => undefined);
+    await upstream?.close();
+    if (databaseUrl) await dropScratchDatabase(serverUrl, databaseUrl);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function instance(): Promise<ServerChild> {
+    const child = await startServerProcess(env);
+    children.push(child);
+    return child;
+  }
+
+  const pick = (i: number) => [a, b, c][i % 3] as ServerChild;
+
+  async function newGuardrail(on: ServerChild, body: Record<string, unknown> = {}) {
+    return expect(await send(on.origin, "POST", "/api/v1/guardrails", key, { name: "g", ...body }), 201);
+  }
+
+  async function newKey(on: ServerChild, extra: Record<string, unknown> = {}) {
+    const res = expect(await send(on.origin, "POST", "/api/v1/keys", key, { name: "k", ...extra }), 201);
+    return { secret: res.body.key as string, hash: res.body.data.hash as string };
+  }
+
+  async function assign(on: ServerChild, guardrailId: string, keyHash: string) {
+    const path = `/api/v1/guardrails/${guardrailId}/assignments/keys`;
+    expect(await send(on.origin, "POST", path, key, { key_hashes: [keyHash] }), 200);
+  }
+
+  /** GET /api/v1/key through one instance, asserting 200. */
+  async function current(on: ServerChild, secret: string) {
+    return expect(await send(on.origin, "GET", "/api/v1/key", secret), 200).body.data;
+  }
+
+  it("three instances started at the same moment migrate once and bootstrap one organization (issue 5, backend)", async () => {
+    [a, b, c] = await Promise.all([instance(), instance(), instance()]);
+    const migrations = await admin.query<{ name: string; n: number }>(
+      "select name, count(*)::int as n from kysely_migration group by name",
+    );
+    assert.ok(migrations.rows.length > 0, "the migrations ran");
+    for (const row of migrations.rows) assert.equal(row.n, 1, `migration ${row.name} is recorded once`);
+    const orgs = await admin.query<{ n: number }>("select count(*)::int as n from organizations");
+    assert.equal(orgs.rows[0]?.n, 1, "one organization, not one per instance");
+    for (const on of [a, b, c]) {
+      expect(await send(on.origin, "GET", "/readyz", key), 200);
+      expect(await send(on.origin, "GET", "/api/v1/guardrails", key), 200);
+    }
+  });
+
+  it("concurrent PATCHes through three instances lose no change: each is 200 with its own version or 409 (issue 5; decisions §7)", async () => {
+    const g = (await newGuardrail(a, { name: "contended" })).body.data;
+    const path = `/api/v1/guardrails/${g.id}`;
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        send(pick(i).origin, "PATCH", path, key, { description: `writer ${i}` }),
+      ),
+    );
+    const winners = results.filter((r) => r.status === 200);
+    for (const r of results) if (r.status !== 200) assertConflict(r);
+    assert.ok(winners.length >= 1, "some PATCH succeeds");
+    const versions = winners.map((r) => Number(JSON.parse(r.headers.get("etag") ?? "")));
+    assert.equal(new Set(versions).size, winners.length, "every 200 made its own version");
+    // Every 200 is one committed update, each on the one before it: versions 2..n+1, one audit entry each.
+    assert.deepEqual(
+      [...versions].sort((x, y) => x - y),
+      winners.map((_, i) => i + 2),
+    );
+    const final = expect(await send(c.origin, "GET", path, key), 200);
+    const last = winners[versions.indexOf(Math.max(...versions))] as Answer;
+    assert.equal(final.headers.get("etag"), last.headers.get("etag"));
+    assert.deepEqual(final.body.data, last.body.data);
+    const audit = expect(
+      await send(b.origin, "GET", `/api/v1/audit-log?resource_id=${g.id}&limit=100`, key),
+      200,
+    );
+    const updates = audit.body.data.filter((e: { action: string }) => e.action === "guardrail.update");
+    assert.equal(updates.length, winners.length, "one audit entry per answered update, none for a 409");
+  });
+
+  it("If-Match works across instances: the tag from one is current on another, and a stale tag is 409 everywhere (issue 5; decisions §7)", async () => {
+    const created = await newGuardrail(a, { name: "tagged" });
+    const path = `/api/v1/guardrails/${created.body.data.id}`;
+    const first = created.headers.get("etag") ?? "";
+    const viaB = expect(
+      await send(b.origin, "PATCH", path, key, { name: "via b" }, { "if-match": first }),
+      200,
+    );
+    for (const on of [a, c]) {
+      const stale = await send(on.origin, "PATCH", path, key, { name: "stale" }, { "if-match": first });
+      assertConflict(stale);
+    }
+    const second = viaB.headers.get("etag") ?? "";
+    const got = expect(await send(c.origin, "GET", path, key), 200);
+    assert.equal(got.headers.get("etag"), second, "every instance reads the version another wrote");
+    const viaC = expect(
+      await send(c.origin, "PATCH", path, key, { name: "via c" }, { "if-match": second }),
+      200,
+    );
+    assert.equal(viaC.body.data.name, "via c");
+    assertConflict(await send(a.origin, "PATCH", path, key, { name: "late" }, { "if-match": second }));
+    assert.equal(expect(await send(a.origin, "GET", path, key), 200).body.data.name, "via c");
+  });
+
+  it("one Idempotency-Key sent to three instances at once and retried creates exactly one guardrail (issue 5)", async () => {
+    const name = `idempotent ${Date.now()}`;
+    const headers = { "idempotency-key": `multi-${Date.now()}` };
+    const body = { name, description: "once" };
+    const answers = await Promise.all(
+      [a, b, c, a, b, c].map((on) => send(on.origin, "POST", "/api/v1/guardrails", key, body, headers)),
+    );
+    for (const r of answers) expect(r, 201);
+    const ids = new Set(answers.map((r) => r.body.data.id));
+    assert.equal(ids.size, 1, "every answer names the same guardrail");
+    const retried = expect(await send(b.origin, "POST", "/api/v1/guardrails", key, body, headers), 201);
+    assert.deepEqual(retried.body, answers[0]?.body);
+    const stored = await admin.query<{ n: number }>(
+      "select count(*)::int as n from guardrails where name = $1",
+      [name],
+    );
+    assert.equal(stored.rows[0]?.n, 1);
+  });
+
+  it("100 concurrent chats over two instances against one budget: spend passes the limit by at most one request's cost (issue 5; decisions §9)", async () => {
+    // One request's cost, as the service charges it: a probe key with a roomy budget.
+    const probe = await newKey(a);
+    const roomy = await newGuardrail(a, { limit_usd: 100, reset_interval: "monthly" });
+    await assign(a, roomy.body.data.id, probe.hash);
+    const ask = { model: LLAMA, messages: [{ role: "user", content: "hi" }], max_tokens: 300 };
+    expect(await send(a.origin, "POST", "/api/v1/chat/completions", probe.secret, ask), 200);
+    const each = Math.round((await current(b, probe.secret)).budgets[0].spent_usd * 1e6);
+    assert.ok(each > 0, "a chat costs something");
+
+    const spender = await newKey(a);
+    const limit = 20 * each + Math.floor(each / 2);
+    const budget = await newGuardrail(a, { limit_usd: limit / 1e6, reset_interval: "monthly" });
+    await assign(a, budget.body.data.id, spender.hash);
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        send((i % 2 ? a : b).origin, "POST", "/api/v1/chat/completions", spender.secret, ask),
+      ),
+    );
+    const served = answers.filter((r) => r.status === 200).length;
+    const refused = answers.filter((r) => r.status === 403).length;
+    assert.equal(served + refused, 100, `only 200 and 403: ${answers.map((r) => r.status)}`);
+    const [state] = (await current(a, spender.secret)).budgets;
+    const spent = Math.round(state.spent_usd * 1e6);
+    assert.equal(spent, served * each, "every served request is charged exactly once");
+    assert.ok(spent <= limit + each, `spent ${spent} passes the limit ${limit} by more than ${each}`);
+    assert.ok(served < 100, "the budget refused the rest");
+    assert.equal(state.reserved_usd, 0, "no reservation is left behind");
+  });
+
+  it(`a change to a guardrail, an assignment, a key or a member made on one instance governs requests on another within ${PROPAGATION_MS} ms (issue 5)`, async () => {
+    const member = `member-${Date.now()}`;
+    expect(await send(a.origin, "POST", "/api/v1/members", key, { user_id: member }), 201);
+    const k = await newKey(a, { member_user_id: member });
+    const g = (await newGuardrail(a, { allowed_data_regions: ["us"] })).body.data;
+    await assign(a, g.id, k.hash);
+    // B has the key's policy cached before each change.
+    assert.deepEqual((await current(b, k.secret)).allowed_data_regions, ["us"]);
+
+    expect(
+      await send(a.origin, "PATCH", `/api/v1/guardrails/${g.id}`, key, { allowed_data_regions: ["europe"] }),
+      200,
+    );
+    await within(PROPAGATION_MS, "a guardrail PATCH on A, read on B", async () => {
+      const regions = (await current(b, k.secret)).allowed_data_regions;
+      return JSON.stringify(regions) === '["europe"]';
+    });
+
+    const other = (await newGuardrail(c)).body.data;
+    assert.equal((await current(b, k.secret)).guardrails.length, 1);
+    expect(
+      await send(c.origin, "POST", `/api/v1/guardrails/${other.id}/assignments/members`, key, {
+        member_user_ids: [member],
+      }),
+      200,
+    );
+    await within(PROPAGATION_MS, "a member assignment on C, read on B", async () => {
+      const layers = (await current(b, k.secret)).guardrails.map((l: { layer: string }) => l.layer);
+      return layers.includes("member");
+    });
+
+    const reassigned = (await newGuardrail(a, { allowed_data_regions: ["global"] })).body.data;
+    await assign(a, reassigned.id, k.hash);
+    await within(PROPAGATION_MS, "a key assignment on A, read on B", async () => {
+      const regions = (await current(b, k.secret)).allowed_data_regions;
+      return JSON.stringify(regions) === '["global"]';
+    });
+
+    // Authentication is cached too: B has just served this key; deleting it on C revokes it on B.
+    expect(await send(c.origin, "DELETE", `/api/v1/keys/${k.hash}`, key), 200);
+    await within(PROPAGATION_MS, "a key deletion on C, on B's next request", async () => {
+      const res = await send(b.origin, "GET", "/api/v1/key", k.secret);
+      return res.status === 401;
+    });
+  });
+
+  it("when an instance's notice connection is cut, it serves fresh policies and listens again (issue 5)", async () => {
+    const k = await newKey(a);
+    const g = (await newGuardrail(a, { allowed_data_regions: ["us"] })).body.data;
+    await assign(a, g.id, k.hash);
+    assert.deepEqual((await current(b, k.secret)).allowed_data_regions, ["us"]);
+    const cut = await admin.query<{ ok: boolean }>(
+      "select pg_terminate_backend(pid) as ok from pg_stat_activity where datname = current_database() and application_name = $1",
+      [LISTENER_APPLICATION_NAME],
+    );
+    assert.equal(cut.rows.length, 3, "each instance has one listener connection");
+    // While cut, nothing cached is trusted: a change is visible everywhere at once.
+    expect(
+      await send(a.origin, "PATCH", `/api/v1/guardrails/${g.id}`, key, { allowed_data_regions: ["europe"] }),
+      200,
+    );
+    await within(PROPAGATION_MS, "a PATCH while the listeners reconnect", async () => {
+      return JSON.stringify((await current(b, k.secret)).allowed_data_regions) === '["europe"]';
+    });
+    await within(WAIT_MS, "every instance listening again", async () => {
+      const listening = await admin.query<{ n: number }>(
+        "select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = $1",
+        [LISTENER_APPLICATION_NAME],
+      );
+      return listening.rows[0]?.n === 3;
+    });
+    assert.deepEqual((await current(b, k.secret)).allowed_data_regions, ["europe"]);
+    expect(
+      await send(a.origin, "PATCH", `/api/v1/guardrails/${g.id}`, key, { allowed_data_regions: ["global"] }),
+      200,
+    );
+    await within(PROPAGATION_MS, "a PATCH after reconnecting", async () => {
+      return JSON.stringify((await current(b, k.secret)).allowed_data_regions) === '["global"]';
+    });
+  });
+
+  it("an instance killed with SIGKILL under write load loses no answered write; the others keep serving (issue 5)", async () => {
+    const victim = await instance();
+    const answered: string[] = [];
+    const survivors: Answer[] = [];
+    let killed = false;
+    let lostOnVictim = 0;
+    /** Writes through the victim until it dies; a request without an answer ends the loop. */
+    const victimWriter = async () => {
+      for (let i = 0; !killed; i++) {
+        let res: Answer;
+        try {
+          res = await send(victim.origin, "POST", "/api/v1/guardrails", key, { name: `victim ${i}` });
+        } catch {
+          // The victim died with this request in flight: whether it was stored is not promised.
+          lostOnVictim++;
+          return;
+        }
+        answered.push(expect(res, 201).body.data.id);
+      }
+    };
+    /** Writes through a survivor until 20 writes after the kill have been answered. */
+    const survivorWriter = async (on: ServerChild) => {
+      for (let afterKill = 0; afterKill < 20; ) {
+        survivors.push(await send(on.origin, "POST", "/api/v1/guardrails", key, { name: "survivor" }));
+        if (killed) afterKill++;
+      }
+    };
+    const load = [
+      ...Array.from({ length: 6 }, () => victimWriter()),
+      ...[a, b, c].map((on) => survivorWriter(on)),
+    ];
+    await within(WAIT_MS, "the victim answering writes", async () => answered.length >= 30);
+    victim.kill("SIGKILL");
+    killed = true;
+    assert.equal(await victim.exited(), "SIGKILL");
+    await Promise.all(load);
+    assert.ok(lostOnVictim <= 6, "at most the requests in flight went unanswered");
+    for (const res of survivors) expect(res, 201);
+    assert.ok(survivors.length >= 3 * 20, "the other instances kept answering writes");
+    for (const id of answered) {
+      const got = await send(pick(answered.indexOf(id)).origin, "GET", `/api/v1/guardrails/${id}`, key);
+      assert.equal(got.status, 200, `answered 201 for ${id}, then not found`);
+    }
+    for (const on of [a, b, c]) expect(await send(on.origin, "GET", "/readyz", key), 200);
+  });
+
+  it("a wrong password in DATABASE_URL stops start-up with a message that names the user and not the password (issue 5)", async () => {
+    const wrong = new URL(databaseUrl);
+    wrong.password = "not-the-password-x9";
+    const child = spawnCli(["serve"], { ...env, DATABASE_URL: wrong.toString(), PORT: "0" });
+    children.push(child);
+    const code = await child.exited();
+    assert.equal(typeof code, "number");
+    assert.notEqual(code, 0);
+    assert.match(
+      child.stderr(),
+      /DATABASE_URL: PostgreSQL at 127\.0\.0\.1:\d+ refused user "postgres": wrong password/,
+    );
+    assert.ok(!child.stderr().includes("not-the-password-x9"), "the password is not echoed");
+    assert.ok(!child.stdout().includes("not-the-password-x9"), "the password is not echoed");
+  });
+});
