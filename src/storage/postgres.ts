@@ -3,7 +3,7 @@ import pg from "pg";
 import type { ChangeNotice, Coordination, DatabaseHandle, Transact } from "./database.js";
 import { migrateToLatest } from "./migrations.js";
 import type { Db, Executor } from "./schema.js";
-import { kyselySpendStore } from "./spend-store.js";
+import { batchedSpendStore } from "./spend-store.js";
 
 export interface PostgresOptions {
   /** Most connections one instance holds (GUARDRAILS_PG_POOL_MAX). */
@@ -148,7 +148,7 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     db,
     kind: "postgres",
     transact,
-    spendStore: kyselySpendStore(transact),
+    spendStore: batchedSpendStore(transact),
     coordination,
     withStartupLock,
     listenForChanges: (handlers) =>

@@ -58,7 +58,10 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (issue 4; issue 5, tests
     (await readCounters(database.db, "org", keys)).map((u) => [u.spent_micros, u.reserved_micros]);
 
   const adapters: [string, () => SpendStore][] = [["kysely", () => kyselySpendStore(database.transact)]];
-  if (TEST_DATABASE_KIND === "sqlite") adapters.push(["sqlite fast path", () => database.spendStore]);
+  adapters.push([
+    TEST_DATABASE_KIND === "sqlite" ? "sqlite fast path" : "postgres batches",
+    () => database.spendStore,
+  ]);
   for (const [name, store] of adapters) {
     describe(name, () => {
       it("a reservation is all or nothing: a counter with nothing left leaves the others untouched", async () => {
@@ -123,6 +126,23 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (issue 4; issue 5, tests
       .where("id", "in", ["t1", "t2", "t3", "t4"])
       .execute();
     assert.deepEqual(rows.map((r) => r.id).sort(), ["t1", "t2", "t4"]);
+  });
+
+  it("a write that fails among writes arriving together fails alone; the others are committed", async () => {
+    const a = counter();
+    const store = database.spendStore;
+    await store.settle(null, 5, ledger("dup-ledger", 5));
+    const outcomes = await Promise.allSettled([
+      store.reserve("org", [{ key: a, limit: 100 }], 10, row("ok-1", 10)),
+      // The same ledger id again: a unique violation inside whatever batch this write joins.
+      store.settle(null, 7, ledger("dup-ledger", 7)),
+      store.reserve("org", [{ key: a, limit: 100 }], 20, row("ok-2", 20)),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ["fulfilled", "rejected", "fulfilled"],
+    );
+    assert.deepEqual(await usage(a), [[0, 30]]);
   });
 
   it("the SQLite fast path waits for a Kysely transaction open on the connection instead of joining it", {
