@@ -6,22 +6,13 @@
  * that takes BENCH_UPSTREAM_LATENCY_MS (default 20 ms) to answer, as a model does; a first round
  * with an instant upstream shows the gateway's own cost. A report: exits 0.
  */
-import { CONNECTIONS, DURATION, type Load, type Measured, measure, startServer, WARMUP } from "./load.js";
+import { CONNECTIONS, DURATION, type Measured, measure, startServer, WARMUP } from "./load.js";
+import { chatLoad as load } from "./shared.js";
 
 const TARGET_RATIO = 0.5;
 const TARGET_ADDED_P50_MS = 1;
 /** A model's time to answer, for the judged round (BENCH_UPSTREAM_LATENCY_MS, default 20). */
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 20);
-
-const body = JSON.stringify({
-  model: "meta-llama/llama-3.1-8b-instruct",
-  messages: [
-    { role: "system", content: "You are a concise assistant." },
-    { role: "user", content: "Summarize the weekly report for the team in two sentences, please." },
-  ],
-  max_tokens: 200,
-});
-const load = (path: string): Load => ({ path, method: "POST", body });
 
 interface Round {
   latencyMs: number;

@@ -77,19 +77,34 @@ export type Load = Pick<autocannon.Options, "method" | "body" | "requests" | "id
   path: string;
 };
 
-export async function drive(server: ServerChild, load: Load, duration: number): Promise<autocannon.Result> {
+/**
+ * Drives one load for `duration` seconds. Several servers (instances of one service, with the same
+ * headers) share the connections evenly, like a round-robin load balancer.
+ */
+export async function drive(
+  server: ServerChild | ServerChild[],
+  load: Load,
+  duration: number,
+): Promise<autocannon.Result> {
   const { path, ...rest } = load;
+  const servers = Array.isArray(server) ? server : [server];
   return autocannon({
-    url: `${server.origin}${path}`,
+    // autocannon takes several URLs and spreads the connections over them (its README, `url`);
+    // its type declarations only name a single string.
+    url: servers.map((s) => `${s.origin}${path}`) as unknown as string,
     connections: CONNECTIONS,
     duration,
-    headers: server.headers,
+    headers: servers[0]?.headers ?? {},
     ...rest,
   });
 }
 
-/** Warms up, then measures one scenario against one server. */
-export async function measure(scenario: string, server: ServerChild, load: Load): Promise<Measured> {
+/** Warms up, then measures one scenario against one server (or instances sharing the load). */
+export async function measure(
+  scenario: string,
+  server: ServerChild | ServerChild[],
+  load: Load,
+): Promise<Measured> {
   await drive(server, load, WARMUP);
   const r = await drive(server, load, DURATION);
   const statuses = Object.entries(r.statusCodeStats ?? {})
@@ -97,7 +112,7 @@ export async function measure(scenario: string, server: ServerChild, load: Load)
     .join(" ");
   return {
     scenario,
-    server: server.name,
+    server: Array.isArray(server) ? server.map((s) => s.name).join("+") : server.name,
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,

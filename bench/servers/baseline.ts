@@ -3,13 +3,13 @@
  * text) with one prepared better-sqlite3 statement, and whose PATCH updates one by id. Same file
  * setup and pragmas as src/storage/database.ts; no auth, validation, audit or transactions.
  */
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import Fastify from "fastify";
 import { serveChild } from "../shared.js";
+import { type BaselineBody, insertRow, updateRow } from "./baseline-row.js";
 
 const dir = mkdtempSync(join(tmpdir(), "guardrails-baseline-"));
 const sqlite = new SqliteDatabase(join(dir, "baseline.db"));
@@ -31,10 +31,6 @@ sqlite.exec(`
   CREATE INDEX guardrails_org_ws ON guardrails (organization_id, workspace_id, created_at);
 `);
 
-const ORG = randomUUID();
-const WORKSPACE = randomUUID();
-const ENFORCE_ZDR = JSON.stringify({ vendor_a: false, vendor_b: false, vendor_c: false, vendor_d: false });
-
 const insert = sqlite.prepare(`
   INSERT INTO guardrails VALUES (
     @id, @organization_id, @workspace_id, @name, @description, NULL, @allowed_models, NULL, NULL, NULL,
@@ -47,47 +43,17 @@ const update = sqlite.prepare(`
     updated_at = @updated_at
   WHERE id = @id RETURNING *`);
 
-interface Body {
-  name?: string;
-  description?: string;
-  allowed_models?: string[];
-  content_filter_builtins?: unknown[];
-  limit_usd?: number;
-  reset_interval?: string;
-}
-
 const app = Fastify({ logger: false });
 
 app.post("/api/v1/guardrails", async (request, reply) => {
-  const body = request.body as Body;
-  const row = {
-    id: randomUUID(),
-    organization_id: ORG,
-    workspace_id: WORKSPACE,
-    name: body.name ?? "",
-    description: body.description ?? null,
-    allowed_models: JSON.stringify(body.allowed_models ?? null),
-    content_filter_builtins: JSON.stringify(body.content_filter_builtins ?? null),
-    enforce_zdr: ENFORCE_ZDR,
-    limit_micros: Math.round((body.limit_usd ?? 0) * 1e6),
-    reset_interval: body.reset_interval ?? null,
-    created_at: new Date().toISOString(),
-  };
+  const row = insertRow(request.body as BaselineBody);
   insert.run(row);
   reply.code(201);
   return { data: row };
 });
 
 app.patch("/api/v1/guardrails/:id", async (request, reply) => {
-  const body = request.body as Body;
-  const row = update.get({
-    id: (request.params as { id: string }).id,
-    description: body.description ?? null,
-    allowed_models: JSON.stringify(body.allowed_models ?? null),
-    limit_micros: Math.round((body.limit_usd ?? 0) * 1e6),
-    reset_interval: body.reset_interval ?? null,
-    updated_at: new Date().toISOString(),
-  });
+  const row = update.get(updateRow((request.params as { id: string }).id, request.body as BaselineBody));
   if (row === undefined) return reply.code(404).send({ error: { code: 404, message: "Not found" } });
   return { data: row };
 });

@@ -1,6 +1,8 @@
 /**
  * The service as the bench server children boot it, the way test/helpers/server.ts does: the real
- * app on a real SQLite file (WAL, synchronous NORMAL) in a temporary folder, request logging off.
+ * app on a real SQLite file (WAL, synchronous NORMAL) in a temporary folder, request logging off;
+ * or, when BENCH_DATABASE_URL names a PostgreSQL database, on that database with the default pool
+ * and the change listener wired as src/main.ts wires it (bench/postgres.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,12 +11,14 @@ import { buildApp } from "../../src/app.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
 import { serviceDepsFor } from "../../src/services/context.js";
-import { openDatabase } from "../../src/storage/database.js";
+import { DEFAULT_POSTGRES_OPTIONS, openDatabase } from "../../src/storage/database.js";
 
 export async function bootService(catalog: CatalogData, providerKeys: Record<string, string>) {
-  const dir = mkdtempSync(join(tmpdir(), "guardrails-bench-"));
-  const database = await openDatabase(`sqlite:${join(dir, "guardrails.db")}`, {
+  const postgresUrl = process.env.BENCH_DATABASE_URL;
+  const dir = postgresUrl ? undefined : mkdtempSync(join(tmpdir(), "guardrails-bench-"));
+  const database = await openDatabase(dir ? `sqlite:${join(dir, "guardrails.db")}` : (postgresUrl ?? ""), {
     sqliteSynchronous: "normal",
+    postgres: DEFAULT_POSTGRES_OPTIONS,
   });
   const upstreams = new Upstreams(catalog.providers, providerKeys);
   const deps = {
@@ -29,14 +33,20 @@ export async function bootService(catalog: CatalogData, providerKeys: Record<str
     upstreams,
   };
   const app = await buildApp(deps);
+  const listener = await database.listenForChanges?.({
+    onChange: (notice) => deps.changes.bump(notice),
+    onState: (listening) => deps.changes.setTrusted(listening),
+    onError: () => undefined,
+  });
   return {
     app,
     deps,
     async close() {
       await app.close();
+      await listener?.close();
       await upstreams.close();
       await database.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

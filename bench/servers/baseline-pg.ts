@@ -1,0 +1,63 @@
+/**
+ * The PostgreSQL baseline (bench/postgres.ts): a bare Fastify app whose POST inserts a guardrail-sized
+ * row (the columns and JSON text of ./baseline-row.ts) with one prepared statement through a `pg`
+ * pool of the service's default size, and whose PATCH updates one by id. No auth, validation, audit,
+ * transaction or change notice. The database is BENCH_DATABASE_URL (an empty scratch database).
+ */
+import Fastify from "fastify";
+import pg from "pg";
+import { DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/database.js";
+import { serveChild } from "../shared.js";
+import { type BaselineBody, insertRow, updateRow } from "./baseline-row.js";
+
+const url = process.env.BENCH_DATABASE_URL;
+if (!url) throw new Error("BENCH_DATABASE_URL is required");
+const pool = new pg.Pool({ connectionString: url, max: DEFAULT_POSTGRES_OPTIONS.poolMax });
+await pool.query(`
+  CREATE TABLE guardrails (
+    id text PRIMARY KEY, organization_id text NOT NULL, workspace_id text NOT NULL, name text NOT NULL,
+    description text, allowed_data_regions text, allowed_models text, allowed_providers text,
+    ignored_models text, ignored_providers text, content_filter_builtins text, content_filters text,
+    enable_free_model_publication integer NOT NULL, enable_free_model_training integer NOT NULL,
+    enable_paid_model_training integer NOT NULL, enforce_zdr text NOT NULL,
+    include_byok_in_budgets integer NOT NULL, limit_micros bigint, reset_interval text,
+    is_workspace_default integer NOT NULL, version integer NOT NULL, created_at text NOT NULL,
+    updated_at text
+  );
+  CREATE INDEX guardrails_org_ws ON guardrails (organization_id, workspace_id, created_at);
+`);
+
+const INSERT = `
+  INSERT INTO guardrails VALUES (
+    $1, $2, $3, $4, $5, NULL, $6, NULL, NULL, NULL, $7, NULL, 0, 0, 1, $8, 0, $9, $10, 0, 1, $11, NULL
+  )`;
+const UPDATE = `
+  UPDATE guardrails SET description = $2, allowed_models = $3, limit_micros = $4, reset_interval = $5,
+    version = version + 1, updated_at = $6
+  WHERE id = $1 RETURNING *`;
+
+const app = Fastify({ logger: false });
+
+app.post("/api/v1/guardrails", async (request, reply) => {
+  const row = insertRow(request.body as BaselineBody);
+  await pool.query({ name: "baseline-insert", text: INSERT, values: Object.values(row) });
+  reply.code(201);
+  return { data: row };
+});
+
+app.patch("/api/v1/guardrails/:id", async (request, reply) => {
+  const values = Object.values(
+    updateRow((request.params as { id: string }).id, request.body as BaselineBody),
+  );
+  const result = await pool.query({ name: "baseline-update", text: UPDATE, values });
+  const row = result.rows[0];
+  if (row === undefined) return reply.code(404).send({ error: { code: 404, message: "Not found" } });
+  return { data: row };
+});
+
+const origin = await app.listen({ port: 0, host: "127.0.0.1" });
+
+serveChild({ type: "ready", origin, key: null }, async () => {
+  await app.close();
+  await pool.end();
+});
