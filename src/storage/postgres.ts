@@ -94,18 +94,22 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
   const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) });
 
   const withStartupLock = async <T>(work: () => Promise<T>): Promise<T> => {
-    // A session lock on a connection of its own, held across the whole start-up step: instances
-    // started together migrate and bootstrap one after another, never side by side.
-    const client = await pool.connect();
+    // A session lock on a connection of its own, outside the pool and held across the whole
+    // start-up step: instances started together migrate and bootstrap one after another, never side
+    // by side. Outside the pool, so the work can use every pooled connection (even a pool of one).
+    const client = new pg.Client({ ...config, application_name: STARTUP_APPLICATION_NAME, types });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+    } catch (err) {
+      throw explainConnectError(err, parsed);
+    }
     try {
       await client.query("select pg_advisory_lock($1)", [STARTUP_LOCK]);
-      try {
-        return await work();
-      } finally {
-        await client.query("select pg_advisory_unlock($1)", [STARTUP_LOCK]);
-      }
+      // Ending the session releases the lock too, so no unlock is needed on any path.
+      return await work();
     } finally {
-      client.release();
+      await client.end().catch(() => undefined);
     }
   };
 
@@ -164,6 +168,8 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
 
 /** How the change listener's connection shows in pg_stat_activity (the pool's show as "guardrails"). */
 export const LISTENER_APPLICATION_NAME = "guardrails-listener";
+/** The short-lived connection that holds the start-up lock while migrating and bootstrapping. */
+const STARTUP_APPLICATION_NAME = "guardrails-startup";
 
 export interface ChangeListenerHandlers {
   /** A committed change announced by any instance (this one included). */

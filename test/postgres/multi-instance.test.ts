@@ -389,6 +389,34 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     for (const on of [a, b, c]) expect(await send(on.origin, "GET", "/readyz", key), 200);
   });
 
+  it("an instance with a pool of one connection starts beside the others and serves writes and chats at once (issue 5, pool settings)", async () => {
+    // The start-up lock has a connection of its own, and no request holds one pooled connection
+    // while waiting for another: with GUARDRAILS_PG_POOL_MAX=1 everything queues, nothing hangs.
+    const small = await startServerProcess({ ...env, GUARDRAILS_PG_POOL_MAX: "1" });
+    children.push(small);
+    const spender = await newKey(small);
+    const budget = await newGuardrail(small, { limit_usd: 100, reset_interval: "daily" });
+    await assign(small, budget.body.data.id, spender.hash);
+    const ask = { model: LLAMA, messages: [{ role: "user", content: "hi" }], max_tokens: 300 };
+    const answers = await Promise.all([
+      ...Array.from({ length: 10 }, () =>
+        send(small.origin, "POST", "/api/v1/chat/completions", spender.secret, ask),
+      ),
+      ...Array.from({ length: 10 }, (_, i) =>
+        send(small.origin, "PATCH", `/api/v1/guardrails/${budget.body.data.id}`, key, {
+          description: `d${i}`,
+        }),
+      ),
+    ]);
+    for (const res of answers.slice(0, 10)) expect(res, 200);
+    for (const res of answers.slice(10)) {
+      // PATCHes racing each other without If-Match may meet a conflict (decisions §7); none may hang.
+      if (res.status !== 200) assertConflict(res);
+    }
+    small.kill("SIGKILL");
+    await small.exited();
+  });
+
   it("a wrong password in DATABASE_URL stops start-up with a message that names the user and not the password (issue 5)", async () => {
     const wrong = new URL(databaseUrl);
     wrong.password = "not-the-password-x9";
