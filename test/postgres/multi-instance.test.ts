@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import pg from "pg";
 import { type LocalUpstream, startLocalUpstream } from "../../src/local-upstream/server.js";
-import { LISTENER_APPLICATION_NAME } from "../../src/storage/postgres.js";
+import { LISTENER_APPLICATION_NAME, PROBE_DEADLINE_MS } from "../../src/storage/postgres.js";
 import { createScratchDatabase, dropScratchDatabase } from "../helpers/embedded-postgres.js";
 import { TEST_DATABASE_URL } from "../helpers/server.js";
 import {
@@ -78,6 +78,16 @@ async function within(ms: number, what: string, check: () => Promise<boolean>): 
     if (await check()) return Date.now() - started;
     if (Date.now() - started > ms) assert.fail(`${what}: not seen within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Whether a process with this id runs on this machine and may be signalled by this user. */
+function runsHere(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -339,6 +349,55 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
       200,
     );
     await within(PROPAGATION_MS, "a PATCH after reconnecting", async () => {
+      return JSON.stringify((await current(b, k.secret)).allowed_data_regions) === '["global"]';
+    });
+  });
+
+  it("when an instance's notice connection goes silent without closing, it stops trusting its caches within the probe deadline (issue 5)", async (t) => {
+    // A partition or a hung server process leaves the connection open but delivering nothing. Here
+    // the listener's server process is stopped (SIGSTOP), which needs the server on this machine.
+    const k = await newKey(a);
+    const g = (await newGuardrail(a, { allowed_data_regions: ["us"] })).body.data;
+    await assign(a, g.id, k.hash);
+    assert.deepEqual((await current(b, k.secret)).allowed_data_regions, ["us"]);
+    const listeners = await admin.query<{ pid: number; port: number }>(
+      "select pid, client_port as port from pg_stat_activity where datname = current_database() and application_name = $1",
+      [LISTENER_APPLICATION_NAME],
+    );
+    const host = new URL(databaseUrl).hostname;
+    const local = host === "127.0.0.1" || host === "localhost";
+    const pids = listeners.rows.map((row) => row.pid);
+    if (!local || !pids.every(runsHere)) {
+      t.skip("the PostgreSQL server does not run on this machine as this user");
+      return;
+    }
+    for (const pid of pids) process.kill(pid, "SIGSTOP");
+    try {
+      expect(
+        await send(a.origin, "PATCH", `/api/v1/guardrails/${g.id}`, key, {
+          allowed_data_regions: ["europe"],
+        }),
+        200,
+      );
+      await within(PROBE_DEADLINE_MS + PROPAGATION_MS, "a PATCH while the listeners are silent", async () => {
+        return JSON.stringify((await current(b, k.secret)).allowed_data_regions) === '["europe"]';
+      });
+    } finally {
+      for (const pid of pids) process.kill(pid, "SIGCONT");
+    }
+    await admin.query("select pg_terminate_backend(pid) from unnest($1::int[]) as pid", [pids]);
+    await within(WAIT_MS, "every instance listening again", async () => {
+      const listening = await admin.query<{ n: number }>(
+        "select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = $1 and not (pid = any($2::int[]))",
+        [LISTENER_APPLICATION_NAME, pids],
+      );
+      return listening.rows[0]?.n === 3;
+    });
+    expect(
+      await send(a.origin, "PATCH", `/api/v1/guardrails/${g.id}`, key, { allowed_data_regions: ["global"] }),
+      200,
+    );
+    await within(PROPAGATION_MS, "a PATCH after listening again", async () => {
       return JSON.stringify((await current(b, k.secret)).allowed_data_regions) === '["global"]';
     });
   });
