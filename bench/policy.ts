@@ -10,13 +10,14 @@ import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../src/config.js";
 import { Catalog } from "../src/domain/catalog.js";
 import { workspaceDefaultGuardrailId } from "../src/domain/ids.js";
 import { assignKeys, assignMembers } from "../src/services/assignments.js";
-import { inTransaction, type Principal, serviceDepsFor } from "../src/services/context.js";
+import { inTransaction, serviceDepsFor } from "../src/services/context.js";
 import { resolveKeyPolicy } from "../src/services/effective-policy.js";
 import { createGuardrail, updateGuardrail } from "../src/services/guardrails.js";
 import { createInferenceKey } from "../src/services/keys.js";
 import { createMember } from "../src/services/members.js";
 import { createOrganization } from "../src/services/organizations.js";
 import { openDatabase } from "../src/storage/database.js";
+import { managementPrincipal } from "./shared.js";
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200_000);
 
@@ -45,12 +46,7 @@ async function main(): Promise<void> {
   try {
     const deps = serviceDepsFor(database, new Catalog(loadCatalogFile(DEFAULT_CONFIG_FILE)));
     const made = await createOrganization(deps, "bench");
-    const principal: Principal = {
-      organizationId: made.organization.id,
-      keyHash: made.key.record.hash,
-      kind: "management",
-      workspaceId: null,
-    };
+    const principal = managementPrincipal(made);
     const workspaceId = made.workspace.id;
     await inTransaction(deps, (tx) => createMember(deps, tx, principal, { user_id: "bench-user" }));
     const key = await inTransaction(deps, (tx) =>

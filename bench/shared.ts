@@ -1,4 +1,6 @@
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../src/config.js";
+import type { Principal } from "../src/services/context.js";
+import type { createOrganization } from "../src/services/organizations.js";
 
 /** What a server child sends its parent once it listens. */
 export interface ReadyMessage {
@@ -76,4 +78,14 @@ export function serveChild(ready: ReadyMessage, stop: () => Promise<void>): void
   });
   process.on("disconnect", () => void end());
   process.send?.(ready);
+}
+
+/** The management principal of an organization that `createOrganization` made, for calling services directly. */
+export function managementPrincipal(made: Awaited<ReturnType<typeof createOrganization>>): Principal {
+  return {
+    organizationId: made.organization.id,
+    keyHash: made.key.record.hash,
+    kind: "management",
+    workspaceId: null,
+  };
 }

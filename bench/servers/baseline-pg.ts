@@ -8,24 +8,12 @@ import Fastify from "fastify";
 import pg from "pg";
 import { DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/database.js";
 import { serveChild } from "../shared.js";
-import { type BaselineBody, insertRow, updateRow } from "./baseline-row.js";
+import { BASELINE_TABLE, type BaselineBody, insertRow, updateRow } from "./baseline-row.js";
 
 const url = process.env.BENCH_DATABASE_URL;
 if (!url) throw new Error("BENCH_DATABASE_URL is required");
 const pool = new pg.Pool({ connectionString: url, max: DEFAULT_POSTGRES_OPTIONS.poolMax });
-await pool.query(`
-  CREATE TABLE guardrails (
-    id text PRIMARY KEY, organization_id text NOT NULL, workspace_id text NOT NULL, name text NOT NULL,
-    description text, allowed_data_regions text, allowed_models text, allowed_providers text,
-    ignored_models text, ignored_providers text, content_filter_builtins text, content_filters text,
-    enable_free_model_publication integer NOT NULL, enable_free_model_training integer NOT NULL,
-    enable_paid_model_training integer NOT NULL, enforce_zdr text NOT NULL,
-    include_byok_in_budgets integer NOT NULL, limit_micros bigint, reset_interval text,
-    is_workspace_default integer NOT NULL, version integer NOT NULL, created_at text NOT NULL,
-    updated_at text
-  );
-  CREATE INDEX guardrails_org_ws ON guardrails (organization_id, workspace_id, created_at);
-`);
+await pool.query(BASELINE_TABLE);
 
 const INSERT = `
   INSERT INTO guardrails VALUES (

@@ -14,6 +14,21 @@ export interface BaselineBody {
   reset_interval?: string;
 }
 
+/** The table of both baselines: the service's guardrail columns, in SQL both databases read alike. */
+export const BASELINE_TABLE = `
+  CREATE TABLE guardrails (
+    id text PRIMARY KEY, organization_id text NOT NULL, workspace_id text NOT NULL, name text NOT NULL,
+    description text, allowed_data_regions text, allowed_models text, allowed_providers text,
+    ignored_models text, ignored_providers text, content_filter_builtins text, content_filters text,
+    enable_free_model_publication integer NOT NULL, enable_free_model_training integer NOT NULL,
+    enable_paid_model_training integer NOT NULL, enforce_zdr text NOT NULL,
+    include_byok_in_budgets integer NOT NULL, limit_micros bigint, reset_interval text,
+    is_workspace_default integer NOT NULL, version integer NOT NULL, created_at text NOT NULL,
+    updated_at text
+  );
+  CREATE INDEX guardrails_org_ws ON guardrails (organization_id, workspace_id, created_at);
+`;
+
 const ORG = randomUUID();
 const WORKSPACE = randomUUID();
 const ENFORCE_ZDR = JSON.stringify({

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import Fastify from "fastify";
 import { serveChild } from "../shared.js";
-import { type BaselineBody, insertRow, updateRow } from "./baseline-row.js";
+import { BASELINE_TABLE, type BaselineBody, insertRow, updateRow } from "./baseline-row.js";
 
 const dir = mkdtempSync(join(tmpdir(), "guardrails-baseline-"));
 const sqlite = new SqliteDatabase(join(dir, "baseline.db"));
@@ -17,19 +17,7 @@ sqlite.pragma("journal_mode = WAL");
 sqlite.pragma("synchronous = NORMAL");
 sqlite.pragma("foreign_keys = ON");
 sqlite.pragma("busy_timeout = 5000");
-sqlite.exec(`
-  CREATE TABLE guardrails (
-    id text PRIMARY KEY, organization_id text NOT NULL, workspace_id text NOT NULL, name text NOT NULL,
-    description text, allowed_data_regions text, allowed_models text, allowed_providers text,
-    ignored_models text, ignored_providers text, content_filter_builtins text, content_filters text,
-    enable_free_model_publication integer NOT NULL, enable_free_model_training integer NOT NULL,
-    enable_paid_model_training integer NOT NULL, enforce_zdr text NOT NULL,
-    include_byok_in_budgets integer NOT NULL, limit_micros bigint, reset_interval text,
-    is_workspace_default integer NOT NULL, version integer NOT NULL, created_at text NOT NULL,
-    updated_at text
-  );
-  CREATE INDEX guardrails_org_ws ON guardrails (organization_id, workspace_id, created_at);
-`);
+sqlite.exec(BASELINE_TABLE);
 
 const insert = sqlite.prepare(`
   INSERT INTO guardrails VALUES (

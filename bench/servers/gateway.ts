@@ -6,11 +6,11 @@
  */
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { assignKeys } from "../../src/services/assignments.js";
-import { inTransaction, type Principal } from "../../src/services/context.js";
+import { inTransaction } from "../../src/services/context.js";
 import { createGuardrail } from "../../src/services/guardrails.js";
 import { createInferenceKey } from "../../src/services/keys.js";
 import { createOrganization } from "../../src/services/organizations.js";
-import { serveChild } from "../shared.js";
+import { managementPrincipal, serveChild } from "../shared.js";
 import { bootService } from "./boot.js";
 
 const upstreamUrl = process.env.BENCH_UPSTREAM_URL;
@@ -23,12 +23,7 @@ const { app, deps } = service;
 /** Sets up an organization with one governed inference key; its secret. */
 async function setUp(): Promise<string> {
   const org = await createOrganization(deps, "bench organization");
-  const principal: Principal = {
-    organizationId: org.organization.id,
-    keyHash: org.key.record.hash,
-    kind: "management",
-    workspaceId: null,
-  };
+  const principal = managementPrincipal(org);
   const key = await inTransaction(deps, (tx) => createInferenceKey(deps, tx, principal, { name: "bench" }));
   const guardrail = await inTransaction(deps, (tx) =>
     createGuardrail(deps, tx, principal, {

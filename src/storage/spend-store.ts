@@ -15,6 +15,13 @@ import {
  * database), and one that runs the same statements synchronously on the SQLite connection, because
  * on the gateway's hot path Kysely's promise per statement cost more than SQLite's work.
  */
+/** A request's hold on its budget counters. */
+export interface HeldReservation {
+  id: string;
+  counters: CounterKey[];
+  amount: number;
+}
+
 export interface SpendStore {
   /** Reserves on every counter (each under its limit) and records the reservation; -1 when done, else the index of the counter that had nothing left. */
   reserve(
@@ -24,13 +31,9 @@ export interface SpendStore {
     row: BudgetReservationTable,
   ): Promise<number>;
   /** Settles (or, with no reservation, just records) a request's cost and writes its ledger row. */
-  settle(
-    reservation: { id: string; counters: CounterKey[]; amount: number } | null,
-    cost: number,
-    ledger: SpendLedgerTable,
-  ): Promise<void>;
+  settle(reservation: HeldReservation | null, cost: number, ledger: SpendLedgerTable): Promise<void>;
   /** Gives a reservation back; nothing when it was already settled or released. */
-  release(reservation: { id: string; counters: CounterKey[]; amount: number }): Promise<void>;
+  release(reservation: HeldReservation): Promise<void>;
 }
 
 /** Raised inside a reservation transaction to roll it back. */
@@ -38,6 +41,27 @@ class Exhausted extends Error {
   constructor(readonly index: number) {
     super("budget used up");
   }
+}
+
+/** Settles a reservation (when there is one) to the actual cost and writes the ledger entry. */
+async function settleIn(
+  tx: Executor,
+  reservation: HeldReservation | null,
+  cost: number,
+  ledger: SpendLedgerTable,
+): Promise<void> {
+  if (reservation) {
+    // A reservation the expiry sweep already released is not taken back twice.
+    const held = await deleteReservation(tx, reservation.id);
+    for (const key of reservation.counters) await settleCounter(tx, key, held ? reservation.amount : 0, cost);
+  }
+  await insertSpend(tx, ledger);
+}
+
+/** Gives a reservation's amount back to its counters, unless it was settled or released already. */
+async function releaseIn(tx: Executor, reservation: HeldReservation): Promise<void> {
+  if (!(await deleteReservation(tx, reservation.id))) return;
+  for (const key of reservation.counters) await settleCounter(tx, key, reservation.amount, 0);
 }
 
 export function kyselySpendStore(transact: Transact): SpendStore {
@@ -57,21 +81,10 @@ export function kyselySpendStore(transact: Transact): SpendStore {
       }
     },
     async settle(reservation, cost, ledger) {
-      await transact(async (tx) => {
-        if (reservation) {
-          // A reservation the expiry sweep already released is not taken back twice.
-          const held = await deleteReservation(tx, reservation.id);
-          for (const key of reservation.counters)
-            await settleCounter(tx, key, held ? reservation.amount : 0, cost);
-        }
-        await insertSpend(tx, ledger);
-      });
+      await transact((tx) => settleIn(tx, reservation, cost, ledger));
     },
     async release(reservation) {
-      await transact(async (tx) => {
-        if (!(await deleteReservation(tx, reservation.id))) return;
-        for (const key of reservation.counters) await settleCounter(tx, key, reservation.amount, 0);
-      });
+      await transact((tx) => releaseIn(tx, reservation));
     },
   };
 }
@@ -147,20 +160,10 @@ export function batchedSpendStore(
       });
     },
     settle(reservation, cost, ledger) {
-      return schedule(async (tx) => {
-        if (reservation) {
-          const held = await deleteReservation(tx, reservation.id);
-          for (const key of reservation.counters)
-            await settleCounter(tx, key, held ? reservation.amount : 0, cost);
-        }
-        await insertSpend(tx, ledger);
-      });
+      return schedule((tx) => settleIn(tx, reservation, cost, ledger));
     },
     release(reservation) {
-      return schedule(async (tx) => {
-        if (!(await deleteReservation(tx, reservation.id))) return;
-        for (const key of reservation.counters) await settleCounter(tx, key, reservation.amount, 0);
-      });
+      return schedule((tx) => releaseIn(tx, reservation));
     },
   };
 }
