@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -79,6 +80,52 @@ async function within(ms: number, what: string, check: () => Promise<boolean>): 
     if (Date.now() - started > ms) assert.fail(`${what}: not seen within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * A TCP proxy in front of PostgreSQL that passes everything except notifications (server messages of
+ * type 'A'), as a pooler in transaction mode in effect does: LISTEN succeeds, no notice ever arrives.
+ * Server-to-client traffic is a stream of messages [type byte][int32 length][body].
+ */
+async function noticeDroppingProxy(
+  target: URL,
+): Promise<{ port: number; dropped(): number; close(): Promise<void> }> {
+  let dropped = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let pending = Buffer.alloc(0);
+    client.pipe(upstream);
+    upstream.on("data", (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      const pass: Buffer[] = [];
+      while (pending.length >= 5) {
+        const size = 1 + pending.readInt32BE(1);
+        if (pending.length < size) break;
+        const message = pending.subarray(0, size);
+        if (message[0] === 0x41) dropped++;
+        else pass.push(message);
+        pending = pending.subarray(size);
+      }
+      if (pass.length > 0) client.write(Buffer.concat(pass));
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("close", end).on("error", end);
+    upstream.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    dropped: () => dropped,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 /** Whether a process with this id runs on this machine and may be signalled by this user. */
@@ -474,6 +521,27 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     }
     small.kill("SIGKILL");
     await small.exited();
+  });
+
+  it("through an address that never delivers notices (a pooler in transaction mode) start-up fails with a message that says so (issue 5, docs/deployment.md)", async () => {
+    const proxy = await noticeDroppingProxy(new URL(databaseUrl));
+    try {
+      const through = new URL(databaseUrl);
+      through.host = `127.0.0.1:${proxy.port}`;
+      const child = spawnCli(["serve"], { ...env, DATABASE_URL: through.toString(), PORT: "0" });
+      children.push(child);
+      const code = await child.exited();
+      assert.equal(typeof code, "number");
+      assert.notEqual(code, 0);
+      assert.match(
+        child.stderr(),
+        /DATABASE_URL: a notice sent on this connection did not come back within 1000 ms/,
+      );
+      assert.match(child.stderr(), /session mode \(not transaction mode\)/);
+      assert.ok(proxy.dropped() > 0, "the proxy dropped the notice");
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("a wrong password in DATABASE_URL stops start-up with a message that names the user and not the password (issue 5)", async () => {
