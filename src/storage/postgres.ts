@@ -98,7 +98,7 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     // A session lock on a connection of its own, outside the pool and held across the whole
     // start-up step: instances started together migrate and bootstrap one after another, never side
     // by side. Outside the pool, so the work can use every pooled connection (even a pool of one).
-    const client = new pg.Client({ ...config, application_name: STARTUP_APPLICATION_NAME, types });
+    const client = new pg.Client({ ...config, application_name: STARTUP_APPLICATION_NAME });
     client.on("error", () => undefined);
     try {
       await client.connect();
@@ -213,7 +213,7 @@ export async function listenForChanges(
   let outstanding: { payload: string; sentAt: number } | undefined;
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ ...config, types, keepAlive: true });
+    const next = new pg.Client({ ...config, keepAlive: true });
     let firstProbeBack: (() => void) | undefined;
     next.on("notification", (message) => {
       if (message.channel === probeChannel) {

@@ -10,11 +10,6 @@ import {
   settleCounter,
 } from "./spend-repo.js";
 
-/**
- * The spend writes of the request path, each all or nothing. Two adapters: one over Kysely (any
- * database), and one that runs the same statements synchronously on the SQLite connection, because
- * on the gateway's hot path Kysely's promise per statement cost more than SQLite's work.
- */
 /** A request's hold on its budget counters. */
 export interface HeldReservation {
   id: string;
@@ -22,6 +17,11 @@ export interface HeldReservation {
   amount: number;
 }
 
+/**
+ * The spend writes of the request path, each all or nothing. Two adapters: one over Kysely (any
+ * database), and one that runs the same statements synchronously on the SQLite connection, because
+ * on the gateway's hot path Kysely's promise per statement cost more than SQLite's work.
+ */
 export interface SpendStore {
   /** Reserves on every counter (each under its limit) and records the reservation; -1 when done, else the index of the counter that had nothing left. */
   reserve(
@@ -36,11 +36,26 @@ export interface SpendStore {
   release(reservation: HeldReservation): Promise<void>;
 }
 
-/** Raised inside a reservation transaction to roll it back. */
-class Exhausted extends Error {
-  constructor(readonly index: number) {
-    super("budget used up");
+/**
+ * Reserves `amount` on every counter, each under its limit, and records the reservation; -1 when
+ * done. When a counter has nothing left, what was added to the earlier ones is taken back in the
+ * same transaction (so it can share one with other writes, without savepoints) and its index is
+ * returned.
+ */
+async function reserveIn(
+  tx: Executor,
+  organizationId: string,
+  counters: { key: CounterKey; limit: number }[],
+  amount: number,
+  row: BudgetReservationTable,
+): Promise<number> {
+  for (const [i, c] of counters.entries()) {
+    if (await reserveCounter(tx, organizationId, c.key, c.limit, amount)) continue;
+    for (const earlier of counters.slice(0, i)) await settleCounter(tx, earlier.key, amount, 0);
+    return i;
   }
+  await insertReservation(tx, row);
+  return -1;
 }
 
 /** Settles a reservation (when there is one) to the actual cost and writes the ledger entry. */
@@ -66,19 +81,8 @@ async function releaseIn(tx: Executor, reservation: HeldReservation): Promise<vo
 
 export function kyselySpendStore(transact: Transact): SpendStore {
   return {
-    async reserve(organizationId, counters, amount, row) {
-      try {
-        await transact(async (tx) => {
-          for (const [i, c] of counters.entries()) {
-            if (!(await reserveCounter(tx, organizationId, c.key, c.limit, amount))) throw new Exhausted(i);
-          }
-          await insertReservation(tx, row);
-        });
-        return -1;
-      } catch (err) {
-        if (err instanceof Exhausted) return err.index;
-        throw err;
-      }
+    reserve(organizationId, counters, amount, row) {
+      return transact((tx) => reserveIn(tx, organizationId, counters, amount, row));
     },
     async settle(reservation, cost, ledger) {
       await transact((tx) => settleIn(tx, reservation, cost, ledger));
@@ -94,9 +98,9 @@ export function kyselySpendStore(transact: Transact): SpendStore {
  * and PostgreSQL holds that row's lock until the commit is flushed to disk, so one transaction per
  * write would let one budget take a few hundred writes a second. Here writes that arrive while a
  * batch is running wait and go together in the next transaction: one lock wait and one flush for
- * all of them. A refused reservation takes back what it added to earlier counters in the same
- * transaction (no savepoints needed). When a batch fails, each of its writes is tried on its own, so
- * one write's error never fails another's. Every caller is answered only after its commit.
+ * all of them (reserveIn needs no savepoint to be refused inside one). When a batch fails, each of
+ * its writes is tried on its own, so one write's error never fails another's. Every caller is
+ * answered only after its commit.
  */
 export function batchedSpendStore(
   transact: Transact,
@@ -149,15 +153,7 @@ export function batchedSpendStore(
 
   return {
     reserve(organizationId, counters, amount, row) {
-      return schedule(async (tx) => {
-        for (const [i, c] of counters.entries()) {
-          if (await reserveCounter(tx, organizationId, c.key, c.limit, amount)) continue;
-          for (const earlier of counters.slice(0, i)) await settleCounter(tx, earlier.key, amount, 0);
-          return i;
-        }
-        await insertReservation(tx, row);
-        return -1;
-      });
+      return schedule((tx) => reserveIn(tx, organizationId, counters, amount, row));
     },
     settle(reservation, cost, ledger) {
       return schedule((tx) => settleIn(tx, reservation, cost, ledger));
@@ -166,6 +162,13 @@ export function batchedSpendStore(
       return schedule((tx) => releaseIn(tx, reservation));
     },
   };
+}
+
+/** Raised inside a reservation's savepoint to roll it back. */
+class Exhausted extends Error {
+  constructor(readonly index: number) {
+    super("budget used up");
+  }
 }
 
 const KEY_WHERE =

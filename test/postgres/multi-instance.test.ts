@@ -11,10 +11,10 @@ import { createScratchDatabase, dropScratchDatabase } from "../helpers/embedded-
 import { TEST_DATABASE_URL } from "../helpers/server.js";
 import {
   type Child,
+  failedStart,
   ROOT,
   randomManagementKey,
   type ServerChild,
-  spawnCli,
   startServerProcess,
   WAIT_MS,
 } from "../process/child.js";
@@ -528,11 +528,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     try {
       const through = new URL(databaseUrl);
       through.host = `127.0.0.1:${proxy.port}`;
-      const child = spawnCli(["serve"], { ...env, DATABASE_URL: through.toString(), PORT: "0" });
-      children.push(child);
-      const code = await child.exited();
-      assert.equal(typeof code, "number");
-      assert.notEqual(code, 0);
+      const child = await failedStart({ ...env, DATABASE_URL: through.toString() });
       assert.match(
         child.stderr(),
         /DATABASE_URL: a notice sent on this connection did not come back within 1000 ms/,
@@ -547,11 +543,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
   it("a wrong password in DATABASE_URL stops start-up with a message that names the user and not the password (issue 5)", async () => {
     const wrong = new URL(databaseUrl);
     wrong.password = "not-the-password-x9";
-    const child = spawnCli(["serve"], { ...env, DATABASE_URL: wrong.toString(), PORT: "0" });
-    children.push(child);
-    const code = await child.exited();
-    assert.equal(typeof code, "number");
-    assert.notEqual(code, 0);
+    const child = await failedStart({ ...env, DATABASE_URL: wrong.toString() });
     assert.match(
       child.stderr(),
       /DATABASE_URL: PostgreSQL at 127\.0\.0\.1:\d+ refused user "postgres": wrong password/,

@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
@@ -79,6 +80,22 @@ export function spawnCli(args: string[], env: Record<string, string | undefined>
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     },
   };
+}
+
+/**
+ * Runs `guardrails serve` where start-up must fail: asserts that it exits by itself with a non-zero
+ * code, and returns the child so that the test can read what it printed.
+ */
+export async function failedStart(env: Record<string, string | undefined>): Promise<Child> {
+  const child = spawnCli(["serve"], { PORT: "0", ...env });
+  try {
+    const code = await child.exited();
+    assert.equal(typeof code, "number", `ended by ${String(code)}, not by itself`);
+    assert.notEqual(code, 0);
+    return child;
+  } finally {
+    child.kill("SIGKILL");
+  }
 }
 
 export function withTimeout<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
