@@ -3,92 +3,133 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import SqliteDatabase from "better-sqlite3";
 import { type DatabaseHandle, openDatabase } from "../../src/storage/database.js";
 
-describe("group commit on SQLite (synchronous=full): concurrent changes share a commit, each keeps its own outcome", () => {
-  let dir: string;
-  let database: DatabaseHandle;
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "guardrails-group-commit-"));
-    database = await openDatabase(`sqlite:${join(dir, "g.db")}`, { sqliteSynchronous: "full" });
-  });
-  after(async () => {
-    await database.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+for (const synchronous of ["normal", "full"] as const)
+  describe(`group commit on SQLite (synchronous=${synchronous}): changes of one event-loop turn share a commit, each keeps its own outcome`, () => {
+    let dir: string;
+    let database: DatabaseHandle;
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), "guardrails-group-commit-"));
+      database = await openDatabase(`sqlite:${join(dir, "g.db")}`, { sqliteSynchronous: synchronous });
+    });
+    after(async () => {
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  const orgRow = (id: string) => ({
-    id,
-    name: id,
-    default_workspace_id: null,
-    created_at: new Date().toISOString(),
-  });
+    const orgRow = (id: string) => ({
+      id,
+      name: id,
+      default_workspace_id: null,
+      created_at: new Date().toISOString(),
+    });
 
-  it("a change that fails inside a shared batch is rolled back alone; the others are committed", async () => {
-    const ids = Array.from({ length: 40 }, (_, i) => `org-${i}`);
-    const results = await Promise.allSettled(
-      ids.map((id, i) =>
+    it("a change that fails inside a shared batch is rolled back alone; the others are committed", async () => {
+      const ids = Array.from({ length: 40 }, (_, i) => `org-${i}`);
+      const results = await Promise.allSettled(
+        ids.map((id, i) =>
+          database.transact(async (tx) => {
+            await tx.insertInto("organizations").values(orgRow(id)).execute();
+            if (i % 3 === 0) throw new Error(`refused ${id}`);
+            return id;
+          }),
+        ),
+      );
+      const stored = (await database.db.selectFrom("organizations").select("id").execute())
+        .map((r) => r.id)
+        .sort();
+      const expected = ids.filter((_, i) => i % 3 !== 0).sort();
+      assert.deepEqual(stored, expected);
+      results.forEach((r, i) => {
+        if (i % 3 === 0)
+          assert.equal(r.status === "rejected" && (r.reason as Error).message, `refused org-${i}`);
+        else assert.deepEqual(r, { status: "fulfilled", value: `org-${i}` });
+      });
+    });
+
+    it("a change sees the changes committed before it in the same batch (they run one after another)", async () => {
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          database.transact(async (tx) => {
+            await tx
+              .insertInto("organizations")
+              .values(orgRow(`seq-${i}`))
+              .execute();
+            const n = await tx
+              .selectFrom("organizations")
+              .where("id", "like", "seq-%")
+              .select((eb) => eb.fn.countAll<number>().as("n"))
+              .executeTakeFirstOrThrow();
+            return Number(n.n);
+          }),
+        ),
+      );
+      assert.deepEqual(results, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    });
+
+    it("changes started in one turn are committed together: another connection sees none of them before the shared commit", async () => {
+      const observer = new SqliteDatabase(join(dir, "g.db"), { readonly: true });
+      try {
+        const count = observer.prepare("select count(*) as n from organizations where id like 'turn-%'");
+        const seen = await Promise.all(
+          Array.from({ length: 5 }, (_, i) =>
+            database.transact(async (tx) => {
+              await tx
+                .insertInto("organizations")
+                .values(orgRow(`turn-${i}`))
+                .execute();
+              return (count.get() as { n: number }).n;
+            }),
+          ),
+        );
+        // With a commit per change, the later changes would see the earlier ones: 0, 1, 2, 3, 4.
+        assert.deepEqual(seen, [0, 0, 0, 0, 0]);
+        assert.equal((count.get() as { n: number }).n, 5);
+      } finally {
+        observer.close();
+      }
+    });
+
+    it("a change started in a later turn gets a commit of its own and is answered only once committed", async () => {
+      const observer = new SqliteDatabase(join(dir, "g.db"), { readonly: true });
+      try {
+        const count = observer.prepare("select count(*) as n from organizations where id like 'later-%'");
+        await database.transact((tx) => tx.insertInto("organizations").values(orgRow("later-0")).execute());
+        assert.equal((count.get() as { n: number }).n, 1, "answered, so committed");
+        const seen = await database.transact(async (tx) => {
+          await tx.insertInto("organizations").values(orgRow("later-1")).execute();
+          return (count.get() as { n: number }).n;
+        });
+        assert.equal(seen, 1, "the first change was committed in its own turn");
+      } finally {
+        observer.close();
+      }
+    });
+
+    it("a lone change is committed at once and its error reaches its caller", async () => {
+      assert.equal(
+        await database.transact(
+          async (tx) => (await tx.insertInto("organizations").values(orgRow("lone")).execute()).length,
+        ),
+        1,
+      );
+      await assert.rejects(
         database.transact(async (tx) => {
-          await tx.insertInto("organizations").values(orgRow(id)).execute();
-          if (i % 3 === 0) throw new Error(`refused ${id}`);
-          return id;
+          await tx.insertInto("organizations").values(orgRow("lone-fail")).execute();
+          throw new Error("no");
         }),
-      ),
-    );
-    const stored = (await database.db.selectFrom("organizations").select("id").execute())
-      .map((r) => r.id)
-      .sort();
-    const expected = ids.filter((_, i) => i % 3 !== 0).sort();
-    assert.deepEqual(stored, expected);
-    results.forEach((r, i) => {
-      if (i % 3 === 0)
-        assert.equal(r.status === "rejected" && (r.reason as Error).message, `refused org-${i}`);
-      else assert.deepEqual(r, { status: "fulfilled", value: `org-${i}` });
+        /no/,
+      );
+      const lone = await database.db
+        .selectFrom("organizations")
+        .select("id")
+        .where("id", "in", ["lone", "lone-fail"])
+        .execute();
+      assert.deepEqual(
+        lone.map((r) => r.id),
+        ["lone"],
+      );
     });
   });
-
-  it("a change sees the changes committed before it in the same batch (they run one after another)", async () => {
-    const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        database.transact(async (tx) => {
-          await tx
-            .insertInto("organizations")
-            .values(orgRow(`seq-${i}`))
-            .execute();
-          const n = await tx
-            .selectFrom("organizations")
-            .where("id", "like", "seq-%")
-            .select((eb) => eb.fn.countAll<number>().as("n"))
-            .executeTakeFirstOrThrow();
-          return Number(n.n);
-        }),
-      ),
-    );
-    assert.deepEqual(results, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-  });
-
-  it("a lone change is committed at once and its error reaches its caller", async () => {
-    assert.equal(
-      await database.transact(
-        async (tx) => (await tx.insertInto("organizations").values(orgRow("lone")).execute()).length,
-      ),
-      1,
-    );
-    await assert.rejects(
-      database.transact(async (tx) => {
-        await tx.insertInto("organizations").values(orgRow("lone-fail")).execute();
-        throw new Error("no");
-      }),
-      /no/,
-    );
-    const lone = await database.db
-      .selectFrom("organizations")
-      .select("id")
-      .where("id", "in", ["lone", "lone-fail"])
-      .execute();
-    assert.deepEqual(
-      lone.map((r) => r.id),
-      ["lone"],
-    );
-  });
-});
