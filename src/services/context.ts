@@ -1,7 +1,7 @@
 import type { Catalog } from "../domain/catalog.js";
 import { newId } from "../domain/ids.js";
-import { insertAuditEntry } from "../storage/audit-repo.js";
-import type { ChangeNotice, Coordination, DatabaseHandle } from "../storage/database.js";
+import { type AuditEntryRow, insertAuditEntry } from "../storage/audit-repo.js";
+import type { AtomicWrites, ChangeNotice, Coordination, DatabaseHandle } from "../storage/database.js";
 import type { Db, Executor } from "../storage/schema.js";
 import { kyselySpendStore, type SpendStore } from "../storage/spend-store.js";
 import type { KeyPolicy } from "./effective-policy.js";
@@ -43,6 +43,8 @@ export interface ServiceDeps {
   spend: SpendStore;
   /** Present when several instances share the database (PostgreSQL). */
   coordination?: Coordination;
+  /** One-statement guardrail writes, where the database offers them (PostgreSQL). */
+  atomic?: AtomicWrites;
   /** The clock is a dependency so tests can move time; domain code receives time as an argument. */
   now: () => Date;
   changes: ChangeFeed;
@@ -50,6 +52,11 @@ export interface ServiceDeps {
   caches: {
     principals: GenerationCache<Principal | null>;
     keyPolicies: GenerationCache<KeyPolicy | null>;
+    /**
+     * Each organization's default workspace as last read. Only a guess for the one-statement
+     * create, which checks it in the same statement and falls back to the general path if wrong.
+     */
+    defaultWorkspaces: Map<string, string>;
   };
 }
 
@@ -60,6 +67,7 @@ export function createServiceDeps(parts: {
   transact?: ServiceDeps["transact"];
   spend?: SpendStore;
   coordination?: Coordination;
+  atomic?: AtomicWrites;
 }): ServiceDeps {
   const changes = new ChangeFeed();
   const db = parts.db;
@@ -70,11 +78,13 @@ export function createServiceDeps(parts: {
     spend: parts.spend ?? kyselySpendStore(transact),
     catalog: parts.catalog,
     ...(parts.coordination ? { coordination: parts.coordination } : {}),
+    ...(parts.atomic ? { atomic: parts.atomic } : {}),
     now: parts.now ?? (() => new Date()),
     changes,
     caches: {
       principals: new GenerationCache(() => (changes.trusted ? changes.keysGeneration : undefined)),
       keyPolicies: new GenerationCache(() => (changes.trusted ? changes.generation : undefined)),
+      defaultWorkspaces: new Map(),
     },
   };
 }
@@ -87,6 +97,7 @@ export function serviceDepsFor(database: DatabaseHandle, catalog: Catalog, now?:
     spend: database.spendStore,
     catalog,
     ...(database.coordination ? { coordination: database.coordination } : {}),
+    ...(database.atomicWrites ? { atomic: database.atomicWrites } : {}),
     ...(now ? { now } : {}),
   });
 }
@@ -148,7 +159,12 @@ export async function recordAudit(
   principal: Principal,
   change: AuditChange,
 ): Promise<void> {
-  await insertAuditEntry(tx, {
+  await insertAuditEntry(tx, auditRow(deps, principal, change));
+}
+
+/** The audit log row of a change. */
+export function auditRow(deps: ServiceDeps, principal: Principal, change: AuditChange): AuditEntryRow {
+  return {
     id: newId(),
     organization_id: principal.organizationId,
     actor_key_hash: principal.keyHash,
@@ -158,5 +174,5 @@ export async function recordAudit(
     before: change.before === null || change.before === undefined ? null : JSON.stringify(change.before),
     after: change.after === null || change.after === undefined ? null : JSON.stringify(change.after),
     created_at: isoNow(deps),
-  });
+  };
 }

@@ -10,9 +10,11 @@ import {
 } from "../domain/guardrail.js";
 import { isUuid, newId } from "../domain/ids.js";
 import { deleteKeyAssignments, deleteMemberAssignments } from "../storage/assignment-repo.js";
+import type { ChangeNotice } from "../storage/database.js";
 import {
   deleteGuardrail,
   findGuardrail,
+  guardrailToRow,
   insertGuardrail,
   listGuardrails,
   updateGuardrailIfVersion,
@@ -21,6 +23,7 @@ import type { Executor } from "../storage/schema.js";
 import { findWorkspaceByDefaultGuardrail } from "../storage/workspace-repo.js";
 import {
   type AuditChange,
+  auditRow,
   inTransaction,
   isoNow,
   type Principal,
@@ -36,24 +39,88 @@ export async function createGuardrail(
   principal: Principal,
   body: GuardrailBody,
 ): Promise<Guardrail> {
+  const build = newGuardrail(deps, principal, body);
+  const workspace = await resolveTargetWorkspace(db, principal, body.workspace_id);
+  if (body.workspace_id === undefined) rememberDefaultWorkspace(deps, principal.organizationId, workspace.id);
+  const guardrail = build(workspace.id);
+  await insertGuardrail(db, guardrail);
+  await recordAudit(deps, db, principal, auditOf(deps, "guardrail.create", undefined, guardrail));
+  return guardrail;
+}
+
+/** What a change to guardrails tells other instances: policies change, no key is revoked. */
+const GUARDRAIL_NOTICE: ChangeNotice = { keys: false };
+
+/**
+ * Create without an Idempotency-Key, answered as createGuardrail answers. Where the database
+ * writes a guardrail with its audit entry and notice in one statement (PostgreSQL), the target
+ * workspace is taken as named, or as the default last read, and checked by that statement; when it
+ * was wrong, or on SQLite, the change runs in a transaction of its own.
+ */
+export async function createGuardrailNow(
+  deps: ServiceDeps,
+  principal: Principal,
+  body: GuardrailBody,
+): Promise<Guardrail> {
+  const atomic = deps.atomic;
+  const workspaceId = body.workspace_id ?? deps.caches.defaultWorkspaces.get(principal.organizationId);
+  if (atomic && workspaceId !== undefined) {
+    const guardrail = newGuardrail(deps, principal, body)(workspaceId);
+    const written = await atomic.insertGuardrail(
+      guardrailToRow(guardrail),
+      auditRow(deps, principal, auditOf(deps, "guardrail.create", undefined, guardrail)),
+      {
+        kind: body.workspace_id === undefined ? "default" : "named",
+        organizationId: principal.organizationId,
+        workspaceId,
+      },
+      GUARDRAIL_NOTICE,
+    );
+    if (written) {
+      deps.changes.bump(GUARDRAIL_NOTICE);
+      return guardrail;
+    }
+  }
+  return inTransaction(deps, (tx) => createGuardrail(deps, tx, principal, body));
+}
+
+/** Validates a create body (its 400s come first) and returns the guardrail to store in a workspace. */
+function newGuardrail(
+  deps: ServiceDeps,
+  principal: Principal,
+  body: GuardrailBody,
+): (workspaceId: string) => Guardrail {
   const name = body.name ?? "";
   const policy = applyGuardrailBody(defaultPolicy(name, deps.catalog.familyIds()), body, deps.catalog, {
     isCreate: true,
   });
-  const workspace = await resolveTargetWorkspace(db, principal, body.workspace_id);
-  const guardrail: Guardrail = {
+  return (workspaceId) => ({
     ...policy,
     id: newId(),
     organization_id: principal.organizationId,
-    workspace_id: workspace.id,
+    workspace_id: workspaceId,
     is_workspace_default: false,
     version: 1,
     created_at: isoNow(deps),
     updated_at: null,
-  };
-  await insertGuardrail(db, guardrail);
-  await recordAudit(deps, db, principal, auditOf(deps, "guardrail.create", undefined, guardrail));
-  return guardrail;
+  });
+}
+
+/** Most organizations whose default workspace is remembered; past it the guesses start over. */
+const REMEMBERED_DEFAULTS = 10_000;
+
+function rememberDefaultWorkspace(deps: ServiceDeps, organizationId: string, workspaceId: string): void {
+  const known = deps.caches.defaultWorkspaces;
+  if (known.get(organizationId) === workspaceId) return;
+  if (known.size >= REMEMBERED_DEFAULTS) known.clear();
+  known.set(organizationId, workspaceId);
+}
+
+/** A guardrail's next version after a PATCH body (its 400s), as updateGuardrail computes it. */
+function nextVersion(deps: ServiceDeps, current: Guardrail, body: GuardrailBody, now: string): Guardrail {
+  const fixedName = current.is_workspace_default ? current.name : undefined;
+  const policy = applyGuardrailBody(current, body, deps.catalog, { isCreate: false, fixedName });
+  return { ...current, ...policy, version: current.version + 1, updated_at: now };
 }
 
 export interface UpdateOptions {
@@ -74,6 +141,24 @@ export async function updateGuardrail(
   options: UpdateOptions = {},
 ): Promise<Guardrail> {
   if (!isUuid(id)) throw notFound();
+  const atomic = deps.atomic;
+  if (atomic) {
+    // One read, then one statement that writes only over the version read (else 409, as below).
+    // Anything else (not found, a default to materialize, a stale If-Match) takes the general path.
+    const current = await findGuardrail(deps.db, principal.organizationId, id);
+    if (current && (options.ifMatch === undefined || ifMatchSatisfied(options.ifMatch, current))) {
+      const next = nextVersion(deps, current, body, isoNow(deps));
+      const written = await atomic.updateGuardrail(
+        guardrailToRow(next),
+        { version: current.version, updatedAt: current.updated_at },
+        auditRow(deps, principal, auditOf(deps, "guardrail.update", current, next)),
+        GUARDRAIL_NOTICE,
+      );
+      if (!written) throw conflict("the guardrail was changed by another request at the same time");
+      deps.changes.bump(GUARDRAIL_NOTICE);
+      return next;
+    }
+  }
   return inTransaction(deps, async (tx) => {
     const current = await findGuardrail(tx, principal.organizationId, id);
     if (options.ifMatch !== undefined && !ifMatchSatisfied(options.ifMatch, current)) {
@@ -83,9 +168,7 @@ export async function updateGuardrail(
     }
     const now = isoNow(deps);
     if (current) {
-      const fixedName = current.is_workspace_default ? current.name : undefined;
-      const policy = applyGuardrailBody(current, body, deps.catalog, { isCreate: false, fixedName });
-      const next: Guardrail = { ...current, ...policy, version: current.version + 1, updated_at: now };
+      const next = nextVersion(deps, current, body, now);
       if (!(await updateGuardrailIfVersion(tx, next, current.version))) {
         throw conflict("the guardrail was changed by another request at the same time");
       }

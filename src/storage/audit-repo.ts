@@ -3,9 +3,11 @@ import type { AuditTable, Executor } from "./schema.js";
 import { insertRow } from "./shaped-query.js";
 
 export type AuditEntry = Selectable<AuditTable>;
+/** An entry as written: the database numbers it (seq). */
+export type AuditEntryRow = Omit<AuditEntry, "seq">;
 
 /** Appends an entry, in the caller's transaction. */
-export async function insertAuditEntry(db: Executor, entry: Omit<AuditEntry, "seq">): Promise<void> {
+export async function insertAuditEntry(db: Executor, entry: AuditEntryRow): Promise<void> {
   await insertRow(db, "audit_log", entry as AuditTable);
 }
 

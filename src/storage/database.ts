@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect, type SqliteDatabase as SqliteDialectDatabase, sql } from "kysely";
+import type { AuditEntryRow } from "./audit-repo.js";
 import { startCheckpointer } from "./checkpointer.js";
 import { GroupCommitter } from "./group-commit.js";
 import { migrateToLatest } from "./migrations.js";
@@ -11,7 +12,7 @@ import {
   openPostgres,
   type PostgresOptions,
 } from "./postgres.js";
-import type { Db, Executor } from "./schema.js";
+import type { Db, Executor, GuardrailTable } from "./schema.js";
 import { kyselySpendStore, type SpendStore, sqliteSpendStore } from "./spend-store.js";
 
 export type Transact = <T>(work: (tx: Executor) => Promise<T>) => Promise<T>;
@@ -33,6 +34,36 @@ export interface Coordination {
   publish(tx: Executor, notice: ChangeNotice): Promise<void>;
 }
 
+/** Where a new guardrail goes: the organization's default workspace, or one it names. */
+export interface WorkspaceGuard {
+  kind: "default" | "named";
+  organizationId: string;
+  /** The workspace the row was built for; the write happens only if it is still the right one. */
+  workspaceId: string;
+}
+
+/**
+ * Guardrail writes that carry their audit entry and change notice in one statement (PostgreSQL,
+ * where each statement of a transaction is a round trip). Each writes nothing and answers false
+ * when its precondition no longer holds; the caller then takes the general, transactional path.
+ */
+export interface AtomicWrites {
+  /** Inserts a guardrail, if the workspace guard holds. */
+  insertGuardrail(
+    row: GuardrailTable,
+    audit: AuditEntryRow,
+    guard: WorkspaceGuard,
+    notice: ChangeNotice,
+  ): Promise<boolean>;
+  /** Writes a guardrail's new version, if the stored one is still the version read. */
+  updateGuardrail(
+    row: GuardrailTable,
+    expected: { version: number; updatedAt: string | null },
+    audit: AuditEntryRow,
+    notice: ChangeNotice,
+  ): Promise<boolean>;
+}
+
 export interface DatabaseHandle {
   db: Db;
   kind: "sqlite" | "postgres";
@@ -41,6 +72,8 @@ export interface DatabaseHandle {
   /** The spend writes of the request path (a synchronous fast path on SQLite). */
   spendStore: SpendStore;
   coordination?: Coordination;
+  /** One-statement guardrail writes, where they save round trips (PostgreSQL). */
+  atomicWrites?: AtomicWrites;
   /** Runs a start-up step (bootstrap) while no other instance runs one. */
   withStartupLock<T>(work: () => Promise<T>): Promise<T>;
   /** Receives other instances' change notices (PostgreSQL); absent where there are none. */

@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import type { ChangeNotice, Coordination, DatabaseHandle, Transact } from "./database.js";
 import { migrateToLatest } from "./migrations.js";
+import { postgresAtomicWrites } from "./postgres-writes.js";
 import type { Db, Executor } from "./schema.js";
 import { batchedSpendStore } from "./spend-store.js";
 
@@ -155,6 +156,7 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     transact,
     spendStore: batchedSpendStore(transact),
     coordination,
+    atomicWrites: postgresAtomicWrites(pool, CHANGES_CHANNEL),
     withStartupLock,
     listenForChanges: (handlers) =>
       listenForChanges({ ...config, application_name: LISTENER_APPLICATION_NAME }, handlers),

@@ -207,6 +207,11 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
   it("after the default workspace is deleted, a create without workspace_id is 400 asking for it; with one it is 201 (spec Endpoints; decisions §4)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
+    // Creates in the default workspace first: an instance that remembers it must not use it once gone.
+    for (const name of ["first in the default", "second in the default"]) {
+      const made = await createGuardrail(server, org.key, { name });
+      assert.equal(made.body.data.workspace_id, org.workspaceId);
+    }
     const ws = await api.post("/api/v1/workspaces", { name: "remaining" });
     assert.equal(ws.status, 201);
     const deleted = await api.delete(`/api/v1/workspaces/${org.workspaceId}`);

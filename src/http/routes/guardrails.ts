@@ -4,6 +4,7 @@ import { etagOf, type Guardrail, type GuardrailBody, presentGuardrail } from "..
 import type { ServiceDeps } from "../../services/context.js";
 import {
   createGuardrail,
+  createGuardrailNow,
   getGuardrail,
   listWorkspaceGuardrails,
   removeGuardrail,
@@ -43,14 +44,22 @@ export function guardrailRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const stored = await runIdempotent(deps, principal, idempotencyOf(request), async (tx) => {
-        const g = await createGuardrail(deps, tx, principal, request.body as GuardrailBody);
-        return {
-          status: 201,
-          headers: { location: `/api/v1/guardrails/${g.id}`, etag: etagOf(g) },
-          body: { data: present(g) },
-        };
+      const body = request.body as GuardrailBody;
+      const created = (g: Guardrail) => ({
+        status: 201,
+        headers: { location: `/api/v1/guardrails/${g.id}`, etag: etagOf(g) },
+        body: { data: present(g) },
       });
+      const idempotency = idempotencyOf(request);
+      if (idempotency === undefined) {
+        return sendStored(reply, {
+          ...created(await createGuardrailNow(deps, principal, body)),
+          replayed: false,
+        });
+      }
+      const stored = await runIdempotent(deps, principal, idempotency, async (tx) =>
+        created(await createGuardrail(deps, tx, principal, body)),
+      );
       return sendStored(reply, stored);
     },
   );
