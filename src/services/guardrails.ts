@@ -4,6 +4,7 @@ import {
   defaultPolicy,
   type Guardrail,
   type GuardrailBody,
+  type GuardrailPolicy,
   ifMatchSatisfied,
   presentGuardrail,
   workspaceDefaultName,
@@ -39,10 +40,10 @@ export async function createGuardrail(
   principal: Principal,
   body: GuardrailBody,
 ): Promise<Guardrail> {
-  const build = newGuardrail(deps, principal, body);
+  const policy = createPolicy(deps, body);
   const workspace = await resolveTargetWorkspace(db, principal, body.workspace_id);
   if (body.workspace_id === undefined) rememberDefaultWorkspace(deps, principal.organizationId, workspace.id);
-  const guardrail = build(workspace.id);
+  const guardrail = newGuardrail(deps, principal, policy, workspace.id);
   await insertGuardrail(db, guardrail);
   await recordAudit(deps, db, principal, auditOf(deps, "guardrail.create", undefined, guardrail));
   return guardrail;
@@ -65,7 +66,7 @@ export async function createGuardrailNow(
   const atomic = deps.atomic;
   const workspaceId = body.workspace_id ?? deps.caches.defaultWorkspaces.get(principal.organizationId);
   if (atomic && workspaceId !== undefined) {
-    const guardrail = newGuardrail(deps, principal, body)(workspaceId);
+    const guardrail = newGuardrail(deps, principal, createPolicy(deps, body), workspaceId);
     const written = await atomic.insertGuardrail(
       guardrailToRow(guardrail),
       auditRow(deps, principal, auditOf(deps, "guardrail.create", undefined, guardrail)),
@@ -84,17 +85,22 @@ export async function createGuardrailNow(
   return inTransaction(deps, (tx) => createGuardrail(deps, tx, principal, body));
 }
 
-/** Validates a create body (its 400s come first) and returns the guardrail to store in a workspace. */
+/** The policy of a create body; its 400s come before anything is read. */
+function createPolicy(deps: ServiceDeps, body: GuardrailBody): GuardrailPolicy {
+  const name = body.name ?? "";
+  return applyGuardrailBody(defaultPolicy(name, deps.catalog.familyIds()), body, deps.catalog, {
+    isCreate: true,
+  });
+}
+
+/** A new guardrail of `policy` in a workspace. */
 function newGuardrail(
   deps: ServiceDeps,
   principal: Principal,
-  body: GuardrailBody,
-): (workspaceId: string) => Guardrail {
-  const name = body.name ?? "";
-  const policy = applyGuardrailBody(defaultPolicy(name, deps.catalog.familyIds()), body, deps.catalog, {
-    isCreate: true,
-  });
-  return (workspaceId) => ({
+  policy: GuardrailPolicy,
+  workspaceId: string,
+): Guardrail {
+  return {
     ...policy,
     id: newId(),
     organization_id: principal.organizationId,
@@ -103,7 +109,7 @@ function newGuardrail(
     version: 1,
     created_at: isoNow(deps),
     updated_at: null,
-  });
+  };
 }
 
 /** Most organizations whose default workspace is remembered; past it the guesses start over. */

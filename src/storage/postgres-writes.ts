@@ -57,14 +57,16 @@ interface Prepared {
 export function postgresAtomicWrites(pool: pg.Pool, channel: string): AtomicWrites {
   let types: Promise<{ guardrails: Map<string, string>; audit: Map<string, string> }> | undefined;
   const typesOf = () => {
-    types ??= (async () => ({
-      guardrails: await columnTypes(pool, "guardrails"),
-      audit: await columnTypes(pool, "audit_log"),
-    }))();
-    // A failure (a lost connection) is not remembered: the next write asks again.
-    types.catch(() => {
-      types = undefined;
-    });
+    if (!types) {
+      types = (async () => ({
+        guardrails: await columnTypes(pool, "guardrails"),
+        audit: await columnTypes(pool, "audit_log"),
+      }))();
+      // A failure (a lost connection) is not remembered: the next write asks again.
+      types.catch(() => {
+        types = undefined;
+      });
+    }
     return types;
   };
   /** Statements by shape (the column lists), built once; their names identify them on every connection. */

@@ -5,7 +5,12 @@ import pg from "pg";
 import { defaultPolicy, type Guardrail } from "../../src/domain/guardrail.js";
 import { newId } from "../../src/domain/ids.js";
 import type { AuditEntryRow } from "../../src/storage/audit-repo.js";
-import type { AtomicWrites, DatabaseHandle } from "../../src/storage/database.js";
+import type {
+  AtomicWrites,
+  ChangeNotice,
+  DatabaseHandle,
+  WorkspaceGuard,
+} from "../../src/storage/database.js";
 import { findGuardrail, guardrailToRow } from "../../src/storage/guardrail-repo.js";
 import { CHANGES_CHANNEL } from "../../src/storage/postgres.js";
 import { clientFor, freshDatabase, startTestServer, TEST_DATABASE_KIND } from "../helpers/server.js";
@@ -85,6 +90,15 @@ describe("one-statement guardrail writes on PostgreSQL: row, audit entry and not
     after: JSON.stringify({ id: resourceId }),
     created_at: new Date().toISOString(),
   });
+  /** Writes a new guardrail with its create audit entry. */
+  const insert = (g: Guardrail, guard: WorkspaceGuard, notice: ChangeNotice = {}) =>
+    atomic.insertGuardrail(guardrailToRow(g), audit(g.id, "guardrail.create"), guard, notice);
+  /** Writes a guardrail's next version with its update audit entry, over the version `expected`. */
+  const update = (
+    g: Guardrail,
+    expected: { version: number; updatedAt: string | null },
+    notice: ChangeNotice = {},
+  ) => atomic.updateGuardrail(guardrailToRow(g), expected, audit(g.id, "guardrail.update"), notice);
   const auditActions = async (resourceId: string) =>
     (
       await database.db
@@ -106,9 +120,8 @@ describe("one-statement guardrail writes on PostgreSQL: row, audit entry and not
   it("an insert into the default workspace as guessed writes the row, its audit entry and one notice", async () => {
     await noticesNow();
     const g = guardrail("in the default");
-    const written = await atomic.insertGuardrail(
-      guardrailToRow(g),
-      audit(g.id, "guardrail.create"),
+    const written = await insert(
+      g,
       { kind: "default", organizationId: org, workspaceId: workspace },
       { keys: false },
     );
@@ -127,10 +140,7 @@ describe("one-statement guardrail writes on PostgreSQL: row, audit entry and not
       { kind: "named" as const, organizationId: newId(), workspaceId: workspace },
     ]) {
       const g = guardrail("misplaced", guard.workspaceId);
-      assert.equal(
-        await atomic.insertGuardrail(guardrailToRow(g), audit(g.id, "guardrail.create"), guard, {}),
-        false,
-      );
+      assert.equal(await insert(g, guard), false);
       assert.equal(await findGuardrail(database.db, org, g.id), undefined);
       assert.deepEqual(await auditActions(g.id), []);
     }
@@ -139,49 +149,18 @@ describe("one-statement guardrail writes on PostgreSQL: row, audit entry and not
 
   it("an update over the version read writes it with its audit entry; over a stale version it writes nothing", async () => {
     const g = guardrail("to update");
-    assert.equal(
-      await atomic.insertGuardrail(
-        guardrailToRow(g),
-        audit(g.id, "guardrail.create"),
-        { kind: "named", organizationId: org, workspaceId: workspace },
-        {},
-      ),
-      true,
-    );
+    assert.equal(await insert(g, { kind: "named", organizationId: org, workspaceId: workspace }), true);
     await noticesNow();
     const next: Guardrail = { ...g, description: "v2", version: 2, updated_at: new Date().toISOString() };
-    assert.equal(
-      await atomic.updateGuardrail(
-        guardrailToRow(next),
-        { version: 1, updatedAt: null },
-        audit(g.id, "guardrail.update"),
-        {
-          keys: false,
-        },
-      ),
-      true,
-    );
+    assert.equal(await update(next, { version: 1, updatedAt: null }, { keys: false }), true);
     assert.deepEqual(await findGuardrail(database.db, org, g.id), next);
     assert.deepEqual(await noticesNow(), [JSON.stringify({ keys: false })]);
     // The same change again, computed from version 1: another writer got there first.
     const stale: Guardrail = { ...g, description: "lost?", version: 2, updated_at: new Date().toISOString() };
-    assert.equal(
-      await atomic.updateGuardrail(
-        guardrailToRow(stale),
-        { version: 1, updatedAt: null },
-        audit(g.id, "guardrail.update"),
-        {},
-      ),
-      false,
-    );
+    assert.equal(await update(stale, { version: 1, updatedAt: null }), false);
     // Same version number, another change time: a row deleted and made again is not the one read.
     assert.equal(
-      await atomic.updateGuardrail(
-        guardrailToRow({ ...stale, version: 3 }),
-        { version: 2, updatedAt: "2000-01-01T00:00:00.000Z" },
-        audit(g.id, "guardrail.update"),
-        {},
-      ),
+      await update({ ...stale, version: 3 }, { version: 2, updatedAt: "2000-01-01T00:00:00.000Z" }),
       false,
     );
     assert.deepEqual(await findGuardrail(database.db, org, g.id), next);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import SqliteDatabase from "better-sqlite3";
 import { type DatabaseHandle, openDatabase } from "../../src/storage/database.js";
+import type { Executor } from "../../src/storage/schema.js";
 
 for (const synchronous of ["normal", "full"] as const)
   describe(`group commit on SQLite (synchronous=${synchronous}): changes of one event-loop turn share a commit, each keeps its own outcome`, () => {
@@ -25,13 +26,15 @@ for (const synchronous of ["normal", "full"] as const)
       default_workspace_id: null,
       created_at: new Date().toISOString(),
     });
+    const insertOrg = (tx: Executor, id: string) =>
+      tx.insertInto("organizations").values(orgRow(id)).execute();
 
     it("a change that fails inside a shared batch is rolled back alone; the others are committed", async () => {
       const ids = Array.from({ length: 40 }, (_, i) => `org-${i}`);
       const results = await Promise.allSettled(
         ids.map((id, i) =>
           database.transact(async (tx) => {
-            await tx.insertInto("organizations").values(orgRow(id)).execute();
+            await insertOrg(tx, id);
             if (i % 3 === 0) throw new Error(`refused ${id}`);
             return id;
           }),
@@ -69,43 +72,43 @@ for (const synchronous of ["normal", "full"] as const)
       assert.deepEqual(results, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     });
 
-    it("changes started in one turn are committed together: another connection sees none of them before the shared commit", async () => {
+    /** Runs `work` with a count of the organizations whose id starts with `prefix`, read by a second connection. */
+    async function observed(prefix: string, work: (count: () => number) => Promise<void>): Promise<void> {
       const observer = new SqliteDatabase(join(dir, "g.db"), { readonly: true });
       try {
-        const count = observer.prepare("select count(*) as n from organizations where id like 'turn-%'");
+        const statement = observer.prepare("select count(*) as n from organizations where id like ?");
+        await work(() => (statement.get(`${prefix}%`) as { n: number }).n);
+      } finally {
+        observer.close();
+      }
+    }
+
+    it("changes started in one turn are committed together: another connection sees none of them before the shared commit", async () => {
+      await observed("turn-", async (count) => {
         const seen = await Promise.all(
           Array.from({ length: 5 }, (_, i) =>
             database.transact(async (tx) => {
-              await tx
-                .insertInto("organizations")
-                .values(orgRow(`turn-${i}`))
-                .execute();
-              return (count.get() as { n: number }).n;
+              await insertOrg(tx, `turn-${i}`);
+              return count();
             }),
           ),
         );
         // With a commit per change, the later changes would see the earlier ones: 0, 1, 2, 3, 4.
         assert.deepEqual(seen, [0, 0, 0, 0, 0]);
-        assert.equal((count.get() as { n: number }).n, 5);
-      } finally {
-        observer.close();
-      }
+        assert.equal(count(), 5);
+      });
     });
 
     it("a change started in a later turn gets a commit of its own and is answered only once committed", async () => {
-      const observer = new SqliteDatabase(join(dir, "g.db"), { readonly: true });
-      try {
-        const count = observer.prepare("select count(*) as n from organizations where id like 'later-%'");
-        await database.transact((tx) => tx.insertInto("organizations").values(orgRow("later-0")).execute());
-        assert.equal((count.get() as { n: number }).n, 1, "answered, so committed");
+      await observed("later-", async (count) => {
+        await database.transact((tx) => insertOrg(tx, "later-0"));
+        assert.equal(count(), 1, "answered, so committed");
         const seen = await database.transact(async (tx) => {
-          await tx.insertInto("organizations").values(orgRow("later-1")).execute();
-          return (count.get() as { n: number }).n;
+          await insertOrg(tx, "later-1");
+          return count();
         });
         assert.equal(seen, 1, "the first change was committed in its own turn");
-      } finally {
-        observer.close();
-      }
+      });
     });
 
     it("a lone change is committed at once and its error reaches its caller", async () => {
