@@ -13,6 +13,13 @@ import type { GuardrailTable } from "./schema.js";
  * A write runs only when its precondition still holds in the same snapshot (the workspace exists, or
  * the version read is still the stored one); otherwise it writes nothing and says so, and the
  * caller takes the general path, which answers exactly as before (400, 404 or 409).
+ *
+ * Writes that arrive together go together: the writes of one turn of the event loop (and those that
+ * arrive while every batch slot is busy) of the same shape become one statement over arrays, each
+ * row with its own precondition. One statement is one transaction, one commit and one notice flush
+ * for the whole batch: PostgreSQL commits transactions that sent notices one at a time, so under
+ * load this is where most of the time went. When a batch statement fails (a row breaks a
+ * constraint), each of its writes is run again on its own, so one write's error never fails another.
  */
 
 /** The column order of the rows we write (guardrailToRow and the audit row build them in this order). */
@@ -49,12 +56,61 @@ function castParameters(columns: Columns, types: Map<string, string>, from: numb
     .join(", ");
 }
 
+/** `unnest($from::t1[], …) as i(<prefix>1, …)`: one array parameter per column, a row per write. */
+function arrayColumns(
+  columns: Columns,
+  types: Map<string, string>,
+  from: number,
+  prefix: string,
+): { args: string[]; names: string[] } {
+  return {
+    args: columns.map((c, i) => {
+      const type = types.get(c);
+      if (type === undefined) throw new Error(`column ${c} not found`);
+      return `$${from + i}::${type}[]`;
+    }),
+    names: columns.map((_, i) => `${prefix}${i + 1}`),
+  };
+}
+
 interface Prepared {
   name: string;
   text: string;
 }
 
-export function postgresAtomicWrites(pool: pg.Pool, channel: string): AtomicWrites {
+/** One write waiting for its batch. */
+interface Pending {
+  /** Writes of one shape share a statement. */
+  shape: string;
+  /** The guardrail written: a batch never holds two writes of one guardrail. */
+  id: string;
+  /** This write's values, one per array of its shape's batch statement (the channel comes last). */
+  fields: unknown[];
+  /** The batch statement of this shape. */
+  batch: () => Prepared;
+  /** The same write as a statement of its own. */
+  alone: () => Promise<boolean>;
+  resolve: (written: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+/** A statement refused for what a row held (SQLSTATE classes 22, data exception, and 23, integrity). */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+}
+
+/** Most writes in one statement, and most batch statements running at once (each holds a connection). */
+const MAX_BATCH = 64;
+const MAX_IN_FLIGHT = 4;
+
+export function postgresAtomicWrites(
+  pool: pg.Pool,
+  channel: string,
+  options: { maxBatch?: number; maxInFlight?: number } = {},
+): AtomicWrites {
+  const maxBatch = options.maxBatch ?? MAX_BATCH;
+  const maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
   let types: Promise<{ guardrails: Map<string, string>; audit: Map<string, string> }> | undefined;
   const typesOf = () => {
     if (!types) {
@@ -80,7 +136,7 @@ export function postgresAtomicWrites(pool: pg.Pool, channel: string): AtomicWrit
     return found;
   };
 
-  /** The tail every write shares: the audit entry and the notice, each only if the write happened. */
+  /** The tail every single write shares: the audit entry and the notice, each only if the write happened. */
   const tail = (changed: string, audit: Columns, auditTypes: Map<string, string>, from: number): string => `,
     audit as (
       insert into audit_log (${columnList(audit)})
@@ -91,10 +147,96 @@ export function postgresAtomicWrites(pool: pg.Pool, channel: string): AtomicWrit
     )
     select (select count(*) from ${changed}) as written, (select count(*) from notice) as notified`;
 
-  const run = async (prepared: Prepared, values: unknown[]): Promise<boolean> => {
+  /**
+   * The tail of a batch statement: for each row of `input` whose guardrail was written (its id among
+   * `written`), its audit entry and its notice (PostgreSQL sends identical notices of one transaction
+   * once). Answers the ids written.
+   */
+  const batchTail = (idName: string, audit: Columns, auditNames: string[], channelAt: number): string => `,
+    audit as (
+      insert into audit_log (${columnList(audit)})
+      select ${auditNames.join(", ")} from input join written on written.id = input.${idName}
+    ),
+    notice as (
+      select pg_notify($${channelAt}::text, input.notice) from input join written on written.id = input.${idName}
+    )
+    select (select array_agg(id) from written) as ids, (select count(*) from notice) as notified`;
+
+  const runAlone = async (prepared: Prepared, values: unknown[]): Promise<boolean> => {
     const result = await pool.query<{ written: number; notified: number }>({ ...prepared, values });
     return Number(result.rows[0]?.written ?? 0) === 1;
   };
+
+  // The batcher.
+  let queue: Pending[] = [];
+  let inFlight = 0;
+  let scheduled = false;
+
+  const runBatch = async (batch: Pending[]): Promise<void> => {
+    const first = batch[0] as Pending;
+    if (batch.length > 1) {
+      try {
+        // Column i of the batch statement is the array of every write's i-th value.
+        const values = first.fields.map((_, i) => batch.map((op) => op.fields[i]));
+        const result = await pool.query<{ ids: string[] | null }>({
+          ...first.batch(),
+          values: [...values, channel],
+        });
+        const written = new Set(result.rows[0]?.ids ?? []);
+        for (const op of batch) op.resolve(written.has(op.id));
+        return;
+      } catch (err) {
+        // A row broke a constraint or held a value out of range: nothing was written, and each
+        // write on its own below finds out whose it was. Any other failure (the connection) may
+        // have come after the commit, so it is every write's answer, as it would have been alone.
+        if (!isDataError(err)) {
+          for (const op of batch) op.reject(err);
+          return;
+        }
+      }
+    }
+    await Promise.all(batch.map((op) => op.alone().then(op.resolve, op.reject)));
+  };
+
+  /** The next batch: the first write's shape, in arrival order, one write per guardrail. */
+  const take = (): Pending[] => {
+    const shape = (queue[0] as Pending).shape;
+    const batch: Pending[] = [];
+    const ids = new Set<string>();
+    const rest: Pending[] = [];
+    for (const op of queue) {
+      if (batch.length < maxBatch && op.shape === shape && !ids.has(op.id)) {
+        batch.push(op);
+        ids.add(op.id);
+      } else {
+        rest.push(op);
+      }
+    }
+    queue = rest;
+    return batch;
+  };
+
+  const pump = () => {
+    scheduled = false;
+    while (inFlight < maxInFlight && queue.length > 0) {
+      const batch = take();
+      inFlight++;
+      void runBatch(batch).finally(() => {
+        inFlight--;
+        pump();
+      });
+    }
+  };
+
+  const enqueue = (op: Omit<Pending, "resolve" | "reject">): Promise<boolean> =>
+    new Promise<boolean>((resolve, reject) => {
+      queue.push({ ...op, resolve, reject });
+      // The writes of this turn of the event loop go together.
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(pump);
+      }
+    });
 
   return {
     async insertGuardrail(
@@ -108,28 +250,59 @@ export function postgresAtomicWrites(pool: pg.Pool, channel: string): AtomicWrit
       const auditColumns = Object.keys(audit);
       const shape = `insert:${guard.kind}:${columns.join(",")}:${auditColumns.join(",")}`;
       const n = columns.length;
+      const payload = JSON.stringify(notice);
       // The workspace, as the general path resolves it: the organization's default, or the named one.
-      const exists =
+      const exists = (org: string, ws: string) =>
         guard.kind === "default"
-          ? `select 1 from organizations where id = $${n + 1}::text and default_workspace_id = $${n + 2}::text`
-          : `select 1 from workspaces where organization_id = $${n + 1}::text and id = $${n + 2}::text`;
-      const prepared = statement(
+          ? `select 1 from organizations where id = ${org} and default_workspace_id = ${ws}`
+          : `select 1 from workspaces where organization_id = ${org} and id = ${ws}`;
+      return enqueue({
         shape,
-        () => `with
+        id: row.id,
+        fields: [
+          ...Object.values(row),
+          guard.organizationId,
+          guard.workspaceId,
+          ...Object.values(audit),
+          payload,
+        ],
+        batch: () =>
+          statement(`batch:${shape}`, () => {
+            const r = arrayColumns(columns, t.guardrails, 1, "r");
+            const a = arrayColumns(auditColumns, t.audit, n + 3, "a");
+            const idName = r.names[columns.indexOf("id")];
+            return `with
+    input as (
+      select * from unnest(${[...r.args, `$${n + 1}::text[]`, `$${n + 2}::text[]`, ...a.args, `$${n + 3 + auditColumns.length}::text[]`].join(", ")})
+        as i(${[...r.names, "guard_org", "guard_ws", ...a.names, "notice"].join(", ")})
+    ),
     written as (
       insert into guardrails (${columnList(columns)})
-      select ${castParameters(columns, t.guardrails, 1)} where exists (${exists})
+      select ${r.names.join(", ")} from input where exists (${exists("input.guard_org", "input.guard_ws")})
+      returning id
+    )${batchTail(idName as string, auditColumns, a.names, n + 4 + auditColumns.length)}`;
+          }),
+        alone: () =>
+          runAlone(
+            statement(
+              shape,
+              () => `with
+    written as (
+      insert into guardrails (${columnList(columns)})
+      select ${castParameters(columns, t.guardrails, 1)} where exists (${exists(`$${n + 1}::text`, `$${n + 2}::text`)})
       returning 1
     )${tail("written", auditColumns, t.audit, n + 3)}`,
-      );
-      return run(prepared, [
-        ...Object.values(row),
-        guard.organizationId,
-        guard.workspaceId,
-        ...Object.values(audit),
-        channel,
-        JSON.stringify(notice),
-      ]);
+            ),
+            [
+              ...Object.values(row),
+              guard.organizationId,
+              guard.workspaceId,
+              ...Object.values(audit),
+              channel,
+              payload,
+            ],
+          ),
+      });
     },
 
     async updateGuardrail(
@@ -144,28 +317,70 @@ export function postgresAtomicWrites(pool: pg.Pool, channel: string): AtomicWrit
       const auditColumns = Object.keys(audit);
       const shape = `update:${columns.join(",")}:${auditColumns.join(",")}`;
       const n = columns.length;
+      const payload = JSON.stringify(notice);
       // The version and the time of the change read: a row deleted and made again (a workspace's
       // default guardrail keeps its id) restarts at version 1, but not at the same instant.
-      const prepared = statement(
+      return enqueue({
         shape,
-        () => `with
+        id,
+        fields: [
+          ...Object.values(changes),
+          organization_id,
+          id,
+          expected.version,
+          expected.updatedAt,
+          ...Object.values(audit),
+          payload,
+        ],
+        batch: () =>
+          statement(`batch:${shape}`, () => {
+            const r = arrayColumns(columns, t.guardrails, 1, "r");
+            const e = arrayColumns(
+              ["organization_id", "id", "version", "updated_at"],
+              t.guardrails,
+              n + 1,
+              "e",
+            );
+            const a = arrayColumns(auditColumns, t.audit, n + 5, "a");
+            const [org, key, version, updatedAt] = e.names as [string, string, string, string];
+            return `with
+    input as (
+      select * from unnest(${[...r.args, ...e.args, ...a.args, `$${n + 5 + auditColumns.length}::text[]`].join(", ")})
+        as i(${[...r.names, ...e.names, ...a.names, "notice"].join(", ")})
+    ),
+    written as (
+      update guardrails set ${columns.map((c, i) => `"${c}" = input.${r.names[i]}`).join(", ")}
+        from input
+       where guardrails.organization_id = input.${org} and guardrails.id = input.${key}
+         and guardrails.version = input.${version}
+         and guardrails.updated_at is not distinct from input.${updatedAt}
+      returning guardrails.id
+    )${batchTail(key, auditColumns, a.names, n + 6 + auditColumns.length)}`;
+          }),
+        alone: () =>
+          runAlone(
+            statement(
+              shape,
+              () => `with
     written as (
       update guardrails set ${columns.map((c, i) => `"${c}" = $${i + 1}`).join(", ")}
        where organization_id = $${n + 1} and id = $${n + 2} and version = $${n + 3}
          and updated_at is not distinct from $${n + 4}::text
       returning 1
     )${tail("written", auditColumns, t.audit, n + 5)}`,
-      );
-      return run(prepared, [
-        ...Object.values(changes),
-        organization_id,
-        id,
-        expected.version,
-        expected.updatedAt,
-        ...Object.values(audit),
-        channel,
-        JSON.stringify(notice),
-      ]);
+            ),
+            [
+              ...Object.values(changes),
+              organization_id,
+              id,
+              expected.version,
+              expected.updatedAt,
+              ...Object.values(audit),
+              channel,
+              payload,
+            ],
+          ),
+      });
     },
   };
 }

@@ -168,6 +168,111 @@ describe("one-statement guardrail writes on PostgreSQL: row, audit entry and not
     assert.deepEqual(await noticesNow(), []);
   });
 
+  /** The transaction that last wrote each guardrail (its xmin), by id. */
+  const writtenBy = async (ids: string[]): Promise<Map<string, string>> => {
+    const rows = await sql<{ id: string; tx: string }>`
+      select id, xmin::text as tx from guardrails where id in (${sql.join(ids)})`.execute(database.db);
+    return new Map(rows.rows.map((r) => [r.id, r.tx]));
+  };
+  const inDefault: WorkspaceGuard = { kind: "default", organizationId: org, workspaceId: workspace };
+
+  it("writes that arrive in one turn go in one statement: one transaction for all, each with its audit entry, notices sent once", async () => {
+    await noticesNow();
+    const made = Array.from({ length: 6 }, (_, i) => guardrail(`together ${i}`));
+    const written = await Promise.all(made.map((g) => insert(g, inDefault, { keys: false })));
+    assert.deepEqual(
+      written,
+      made.map(() => true),
+    );
+    const txs = await writtenBy(made.map((g) => g.id));
+    assert.equal(new Set(txs.values()).size, 1, "every row written by one transaction");
+    for (const g of made) {
+      assert.deepEqual(await findGuardrail(database.db, org, g.id), g);
+      assert.deepEqual(await auditActions(g.id), ["guardrail.create"]);
+    }
+    // One transaction's identical notices are delivered once.
+    assert.deepEqual(await noticesNow(), [JSON.stringify({ keys: false })]);
+
+    const updated = made.map((g, i) => ({
+      ...g,
+      description: `v2 of ${i}`,
+      version: 2,
+      updated_at: new Date().toISOString(),
+    }));
+    const results = await Promise.all(updated.map((g) => update(g, { version: 1, updatedAt: null })));
+    assert.deepEqual(
+      results,
+      made.map(() => true),
+    );
+    assert.equal(new Set((await writtenBy(made.map((g) => g.id))).values()).size, 1);
+    for (const g of updated) {
+      assert.deepEqual(await findGuardrail(database.db, org, g.id), g);
+      assert.deepEqual(await auditActions(g.id), ["guardrail.create", "guardrail.update"]);
+    }
+    assert.deepEqual(await noticesNow(), [JSON.stringify({})]);
+  });
+
+  it("in a shared statement each write keeps its own precondition: a wrong workspace or a stale version writes only that row nothing", async () => {
+    await noticesNow();
+    const good = [guardrail("good 1"), guardrail("good 2")];
+    const misplaced = guardrail("misplaced in a batch", newId());
+    const inserted = await Promise.all([
+      insert(good[0] as Guardrail, inDefault),
+      insert(misplaced, { kind: "default", organizationId: org, workspaceId: misplaced.workspace_id }),
+      insert(good[1] as Guardrail, inDefault),
+    ]);
+    assert.deepEqual(inserted, [true, false, true]);
+    assert.equal(await findGuardrail(database.db, org, misplaced.id), undefined);
+    assert.deepEqual(await auditActions(misplaced.id), []);
+
+    const [a, b] = good as [Guardrail, Guardrail];
+    const now = new Date().toISOString();
+    const updated = await Promise.all([
+      update({ ...a, description: "fresh", version: 2, updated_at: now }, { version: 1, updatedAt: null }),
+      update({ ...b, description: "stale", version: 3, updated_at: now }, { version: 2, updatedAt: null }),
+    ]);
+    assert.deepEqual(updated, [true, false]);
+    assert.equal((await findGuardrail(database.db, org, a.id))?.description, "fresh");
+    assert.deepEqual(await findGuardrail(database.db, org, b.id), b);
+    assert.deepEqual(await auditActions(b.id), ["guardrail.create"]);
+  });
+
+  it("two updates of one guardrail in one turn never share a statement: the second is checked against the first's version", async () => {
+    const g = guardrail("updated twice at once");
+    assert.equal(await insert(g, inDefault), true);
+    const now = new Date().toISOString();
+    const results = await Promise.all([
+      update({ ...g, description: "first", version: 2, updated_at: now }, { version: 1, updatedAt: null }),
+      update({ ...g, description: "second", version: 2, updated_at: now }, { version: 1, updatedAt: null }),
+    ]);
+    assert.deepEqual(results, [true, false]);
+    assert.equal((await findGuardrail(database.db, org, g.id))?.description, "first");
+    assert.deepEqual(await auditActions(g.id), ["guardrail.create", "guardrail.update"]);
+  });
+
+  it("when one row of a shared statement breaks a constraint, the others are still written and only that write fails", async () => {
+    const existing = guardrail("already stored");
+    assert.equal(await insert(existing, inDefault), true);
+    const others = [guardrail("beside a clash 1"), guardrail("beside a clash 2")];
+    const clash = { ...guardrail("same id"), id: existing.id };
+    const outcomes = await Promise.allSettled([
+      insert(others[0] as Guardrail, inDefault),
+      insert(clash, inDefault),
+      insert(others[1] as Guardrail, inDefault),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ["fulfilled", "rejected", "fulfilled"],
+    );
+    assert.equal((outcomes[1] as PromiseRejectedResult).reason.code, "23505");
+    for (const g of others) {
+      assert.deepEqual(await findGuardrail(database.db, org, g.id), g);
+      assert.deepEqual(await auditActions(g.id), ["guardrail.create"]);
+    }
+    assert.deepEqual(await findGuardrail(database.db, org, existing.id), existing);
+    assert.deepEqual(await auditActions(existing.id), ["guardrail.create"]);
+  });
+
   it("the service writes creates and updates without Idempotency-Key this way, and answers as the transactional path does", async () => {
     const server = await startTestServer();
     try {
