@@ -1,4 +1,5 @@
 import type { Catalog } from "../domain/catalog.js";
+import type { Guardrail } from "../domain/guardrail.js";
 import { newId } from "../domain/ids.js";
 import { type AuditEntryRow, insertAuditEntry } from "../storage/audit-repo.js";
 import type { AtomicWrites, ChangeNotice, Coordination, DatabaseHandle } from "../storage/database.js";
@@ -57,6 +58,11 @@ export interface ServiceDeps {
      * create, which checks it in the same statement and falls back to the general path if wrong.
      */
     defaultWorkspaces: Map<string, string>;
+    /**
+     * Guardrails as this instance last wrote them, by `organization/id`. Only a guess for the
+     * one-statement update, which writes over it only while the stored version is still that one.
+     */
+    writtenGuardrails: Map<string, Guardrail>;
   };
 }
 
@@ -85,6 +91,7 @@ export function createServiceDeps(parts: {
       principals: new GenerationCache(() => (changes.trusted ? changes.keysGeneration : undefined)),
       keyPolicies: new GenerationCache(() => (changes.trusted ? changes.generation : undefined)),
       defaultWorkspaces: new Map(),
+      writtenGuardrails: new Map(),
     },
   };
 }

@@ -11,7 +11,7 @@ import {
 } from "../domain/guardrail.js";
 import { isUuid, newId } from "../domain/ids.js";
 import { deleteKeyAssignments, deleteMemberAssignments } from "../storage/assignment-repo.js";
-import type { ChangeNotice } from "../storage/database.js";
+import type { AtomicWrites, ChangeNotice } from "../storage/database.js";
 import {
   deleteGuardrail,
   findGuardrail,
@@ -79,6 +79,7 @@ export async function createGuardrailNow(
     );
     if (written) {
       deps.changes.bump(GUARDRAIL_NOTICE);
+      rememberWritten(deps, guardrail);
       return guardrail;
     }
   }
@@ -129,6 +130,55 @@ function nextVersion(deps: ServiceDeps, current: Guardrail, body: GuardrailBody,
   return { ...current, ...policy, version: current.version + 1, updated_at: now };
 }
 
+/** Most guardrails remembered as written; past it the oldest is forgotten first. */
+const REMEMBERED_GUARDRAILS = 10_000;
+
+/** Remembers a guardrail as this instance wrote it (the one-statement update's guess). */
+function rememberWritten(deps: ServiceDeps, guardrail: Guardrail): void {
+  const known = deps.caches.writtenGuardrails;
+  const key = `${guardrail.organization_id}/${guardrail.id}`;
+  known.delete(key);
+  if (known.size >= REMEMBERED_GUARDRAILS) known.delete(known.keys().next().value as string);
+  known.set(key, guardrail);
+}
+
+/**
+ * The PATCH over `current` in one statement, written only if `current` is still the stored version:
+ * the new version, or undefined when another change came first (nothing written). Its 400s and a
+ * stale If-Match throw, unless `current` is only a guess: then they too answer undefined, and a
+ * fresh read decides. Failures of the write itself always throw (it may have been committed).
+ */
+async function updateOver(
+  deps: ServiceDeps,
+  atomic: AtomicWrites,
+  principal: Principal,
+  current: Guardrail,
+  body: GuardrailBody,
+  options: UpdateOptions,
+  guess = false,
+): Promise<Guardrail | undefined> {
+  let next: Guardrail;
+  try {
+    if (options.ifMatch !== undefined && !ifMatchSatisfied(options.ifMatch, current)) {
+      throw conflict("the guardrail changed since the entity tag in If-Match was read");
+    }
+    next = nextVersion(deps, current, body, isoNow(deps));
+  } catch (err) {
+    if (guess) return undefined;
+    throw err;
+  }
+  const written = await atomic.updateGuardrail(
+    guardrailToRow(next),
+    { version: current.version, updatedAt: current.updated_at },
+    auditRow(deps, principal, auditOf(deps, "guardrail.update", current, next)),
+    GUARDRAIL_NOTICE,
+  );
+  if (!written) return undefined;
+  deps.changes.bump(GUARDRAIL_NOTICE);
+  rememberWritten(deps, next);
+  return next;
+}
+
 export interface UpdateOptions {
   /** The If-Match header, when the caller sent one. */
   ifMatch?: string;
@@ -149,19 +199,21 @@ export async function updateGuardrail(
   if (!isUuid(id)) throw notFound();
   const atomic = deps.atomic;
   if (atomic) {
+    const remembered = `${principal.organizationId}/${id}`;
+    const written = deps.caches.writtenGuardrails.get(remembered);
+    if (written) {
+      // As this instance last wrote it: one statement, written only if that is still the stored
+      // version. Anything the guess decides (an error, a refusal) is decided again on a fresh read.
+      const next = await updateOver(deps, atomic, principal, written, body, options, true);
+      if (next) return next;
+      deps.caches.writtenGuardrails.delete(remembered);
+    }
     // One read, then one statement that writes only over the version read (else 409, as below).
     // Anything else (not found, a default to materialize, a stale If-Match) takes the general path.
     const current = await findGuardrail(deps.db, principal.organizationId, id);
     if (current && (options.ifMatch === undefined || ifMatchSatisfied(options.ifMatch, current))) {
-      const next = nextVersion(deps, current, body, isoNow(deps));
-      const written = await atomic.updateGuardrail(
-        guardrailToRow(next),
-        { version: current.version, updatedAt: current.updated_at },
-        auditRow(deps, principal, auditOf(deps, "guardrail.update", current, next)),
-        GUARDRAIL_NOTICE,
-      );
-      if (!written) throw conflict("the guardrail was changed by another request at the same time");
-      deps.changes.bump(GUARDRAIL_NOTICE);
+      const next = await updateOver(deps, atomic, principal, current, body, options);
+      if (!next) throw conflict("the guardrail was changed by another request at the same time");
       return next;
     }
   }
@@ -227,6 +279,7 @@ export async function listWorkspaceGuardrails(
 /** Deletes a guardrail and every assignment that hangs on it, in one transaction (decisions §8). */
 export async function removeGuardrail(deps: ServiceDeps, principal: Principal, id: string): Promise<void> {
   if (!isUuid(id)) throw notFound();
+  deps.caches.writtenGuardrails.delete(`${principal.organizationId}/${id}`);
   await inTransaction(deps, async (tx) => {
     const current = await findGuardrail(tx, principal.organizationId, id);
     if (!current) throw notFound();

@@ -325,4 +325,64 @@ describe("one-statement guardrail writes on PostgreSQL: row, audit entry and not
       await server.close();
     }
   });
+
+  it("an update over a guardrail this instance wrote, since changed by another instance, applies the PATCH over the stored version (If-Match and 404 as on a fresh read)", async () => {
+    const server = await startTestServer();
+    try {
+      const o = await server.newOrg();
+      const api = clientFor(server, o.key);
+      const db = server.deps.db;
+      const made = await api.post("/api/v1/guardrails", { name: "remembered", description: "v1" });
+      assert.equal(made.status, 201);
+      const id = made.body.data.id as string;
+      /** Another instance's change: the row moves on without this instance knowing. */
+      const changeElsewhere = async (description: string) => {
+        const stored = await findGuardrail(db, o.organizationId, id);
+        assert.ok(stored);
+        await db
+          .updateTable("guardrails")
+          .set({ description, version: stored.version + 1, updated_at: new Date().toISOString() })
+          .where("id", "=", id)
+          .execute();
+      };
+
+      await changeElsewhere("from elsewhere");
+      const patched = await api.patch(`/api/v1/guardrails/${id}`, { name: "renamed" });
+      assert.equal(patched.status, 200);
+      assert.equal(patched.body.data.name, "renamed");
+      assert.equal(
+        patched.body.data.description,
+        "from elsewhere",
+        "the PATCH applies over the stored version",
+      );
+      assert.deepEqual((await api.get(`/api/v1/guardrails/${id}`)).body.data, patched.body.data);
+
+      // The entity tag of the stored version matches, though this instance remembers an older one.
+      await changeElsewhere("again from elsewhere");
+      const current = await api.get(`/api/v1/guardrails/${id}`);
+      const matched = await api.patch(
+        `/api/v1/guardrails/${id}`,
+        { description: "matched" },
+        { headers: { "if-match": current.headers.get("etag") ?? "" } },
+      );
+      assert.equal(matched.status, 200);
+      assert.equal(matched.body.data.name, "renamed");
+      const stale = await api.patch(
+        `/api/v1/guardrails/${id}`,
+        { description: "x" },
+        { headers: { "if-match": patched.headers.get("etag") ?? "" } },
+      );
+      assert.equal(stale.status, 409);
+
+      await db.deleteFrom("guardrails").where("id", "=", id).execute();
+      assert.equal((await api.patch(`/api/v1/guardrails/${id}`, { description: "gone" })).status, 404);
+      const log = await api.get(`/api/v1/audit-log?resource_id=${id}`);
+      assert.deepEqual(
+        log.body.data.map((e: { action: string }) => e.action),
+        ["guardrail.update", "guardrail.update", "guardrail.create"],
+      );
+    } finally {
+      await server.close();
+    }
+  });
 });
