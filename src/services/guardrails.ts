@@ -41,7 +41,12 @@ export async function createGuardrail(
   body: GuardrailBody,
 ): Promise<Guardrail> {
   const policy = createPolicy(deps, body);
-  const workspace = await resolveTargetWorkspace(db, principal, body.workspace_id);
+  const workspace = await resolveTargetWorkspace(
+    db,
+    principal,
+    body.workspace_id,
+    deps.coordination !== undefined,
+  );
   if (body.workspace_id === undefined) rememberDefaultWorkspace(deps, principal.organizationId, workspace.id);
   const guardrail = newGuardrail(deps, principal, policy, workspace.id);
   await insertGuardrail(db, guardrail);

@@ -84,7 +84,12 @@ export async function createInferenceKey(
   principal: Principal,
   input: CreateKeyInput,
 ): Promise<CreatedKey> {
-  const workspace = await resolveTargetWorkspace(db, principal, input.workspace_id);
+  const workspace = await resolveTargetWorkspace(
+    db,
+    principal,
+    input.workspace_id,
+    deps.coordination !== undefined,
+  );
   if (input.member_user_id !== undefined) {
     const member = await findMember(db, principal.organizationId, input.member_user_id);
     if (!member) throw invalidRequest([{ path: "/member_user_id", message: "no such member" }]);

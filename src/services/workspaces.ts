@@ -78,7 +78,9 @@ export async function removeWorkspace(deps: ServiceDeps, principal: Principal, i
   await inTransaction(
     deps,
     async (tx) => {
-      const ws = await findWorkspace(tx, org, id);
+      // Locked first (PostgreSQL): a create into this workspace either commits before the deletes
+      // below read, or waits and then finds no workspace.
+      const ws = await findWorkspace(tx, org, id, deps.coordination ? "update" : undefined);
       if (!ws) throw notFound();
       await deleteKeyAssignments(tx, org, { workspaceId: id });
       await tx
@@ -116,13 +118,15 @@ export async function resolveTargetWorkspace(
   db: Executor,
   principal: Principal,
   workspaceId: string | undefined,
+  /** Lock the workspace until the transaction ends (PostgreSQL), for a create that puts something in it. */
+  lock = false,
 ): Promise<Workspace> {
   if (workspaceId !== undefined) {
-    const ws = await findWorkspace(db, principal.organizationId, workspaceId);
+    const ws = await findWorkspace(db, principal.organizationId, workspaceId, lock ? "key share" : undefined);
     if (!ws) throw invalidRequest([{ path: "/workspace_id", message: "no such workspace" }]);
     return ws;
   }
-  const ws = await findDefaultWorkspace(db, principal.organizationId);
+  const ws = await findDefaultWorkspace(db, principal.organizationId, lock ? "key share" : undefined);
   if (!ws) {
     throw invalidRequest(
       [{ path: "/workspace_id", message: "the default workspace was deleted: pass workspace_id" }],

@@ -252,10 +252,13 @@ export function postgresAtomicWrites(
       const n = columns.length;
       const payload = JSON.stringify(notice);
       // The workspace, as the general path resolves it: the organization's default, or the named one.
+      // The workspace row is locked (key share) until the commit, as the transactional path locks
+      // it: a workspace deletion under way makes this wait, then find no workspace.
       const exists = (org: string, ws: string) =>
         guard.kind === "default"
-          ? `select 1 from organizations where id = ${org} and default_workspace_id = ${ws}`
-          : `select 1 from workspaces where organization_id = ${org} and id = ${ws}`;
+          ? `select 1 from organizations o join workspaces w on w.id = o.default_workspace_id
+              where o.id = ${org} and o.default_workspace_id = ${ws} for key share of w`
+          : `select 1 from workspaces where organization_id = ${org} and id = ${ws} for key share`;
       return enqueue({
         shape,
         id: row.id,

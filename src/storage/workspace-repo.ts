@@ -32,16 +32,26 @@ export async function insertWorkspace(db: Executor, ws: Workspace): Promise<void
   await db.insertInto("workspaces").values(ws).execute();
 }
 
+/**
+ * How a read locks the workspace row until its transaction ends (PostgreSQL only): `key share` for
+ * writes that put something in the workspace, `update` for its deletion, so that neither can run
+ * between the other's read and commit and leave a guardrail or key in a deleted workspace.
+ */
+export type WorkspaceLock = "key share" | "update";
+
 export async function findWorkspace(
   db: Executor,
   organizationId: string,
   id: string,
+  lock?: WorkspaceLock,
 ): Promise<Workspace | undefined> {
   return db
     .selectFrom("workspaces")
     .selectAll()
     .where("organization_id", "=", organizationId)
     .where("id", "=", id)
+    .$if(lock === "key share", (q) => q.forKeyShare())
+    .$if(lock === "update", (q) => q.forUpdate())
     .executeTakeFirst();
 }
 
@@ -49,13 +59,15 @@ export async function findWorkspace(
 export async function findDefaultWorkspace(
   db: Executor,
   organizationId: string,
+  lock?: "key share",
 ): Promise<Workspace | undefined> {
-  const result = await runShaped(db, "select:workspaces:default", [organizationId], () =>
+  const result = await runShaped(db, `select:workspaces:default:${lock ?? "none"}`, [organizationId], () =>
     db
       .selectFrom("workspaces")
       .innerJoin("organizations", "organizations.default_workspace_id", "workspaces.id")
       .selectAll("workspaces")
-      .where("organizations.id", "=", organizationId),
+      .where("organizations.id", "=", organizationId)
+      .$if(lock === "key share", (q) => q.forKeyShare("workspaces")),
   );
   return result.rows[0] as Workspace | undefined;
 }

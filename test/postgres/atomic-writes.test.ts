@@ -385,4 +385,63 @@ describe("one-statement guardrail writes on PostgreSQL: row, audit entry and not
       await server.close();
     }
   });
+
+  it("a create into a workspace whose deletion is under way waits for it, then writes nothing: no guardrail or key is left in a deleted workspace", async () => {
+    const server = await startTestServer();
+    const deleter = new pg.Client({ connectionString: server.databaseUrl });
+    try {
+      await deleter.connect();
+      const o = await server.newOrg();
+      const api = clientFor(server, o.key);
+      const doomed = async () => {
+        const ws = await api.post("/api/v1/workspaces", { name: `doomed ${newId()}` });
+        assert.equal(ws.status, 201);
+        const id = ws.body.data.id as string;
+        // The first step of a workspace deletion: its row locked until the deletion commits.
+        await deleter.query("begin");
+        await deleter.query("select 1 from workspaces where id = $1 for update", [id]);
+        return id;
+      };
+      const finishDeletion = async (id: string) => {
+        await deleter.query("delete from guardrails where workspace_id = $1", [id]);
+        await deleter.query("delete from keys where workspace_id = $1", [id]);
+        await deleter.query("delete from workspaces where id = $1", [id]);
+        await deleter.query("commit");
+      };
+      const pending = <T>(p: Promise<T>) =>
+        Promise.race([p.then(() => "answered"), new Promise((r) => setTimeout(() => r("waiting"), 300))]);
+
+      // The one-statement create, and the transactional ones (an Idempotency-Key; a key).
+      for (const send of [
+        (ws: string) => api.post("/api/v1/guardrails", { name: "late", workspace_id: ws }),
+        (ws: string) =>
+          api.post(
+            "/api/v1/guardrails",
+            { name: "late", workspace_id: ws },
+            { headers: { "idempotency-key": newId() } },
+          ),
+        (ws: string) => api.post("/api/v1/keys", { name: "late", workspace_id: ws }),
+      ]) {
+        const ws = await doomed();
+        const answer = send(ws);
+        assert.equal(await pending(answer), "waiting", "the create waits for the deletion");
+        await finishDeletion(ws);
+        const res = await answer;
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        const left = await server.deps.db
+          .selectFrom("guardrails")
+          .select("id")
+          .where("workspace_id", "=", ws)
+          .execute();
+        assert.deepEqual(left, []);
+        assert.deepEqual(
+          await server.deps.db.selectFrom("keys").select("hash").where("workspace_id", "=", ws).execute(),
+          [],
+        );
+      }
+    } finally {
+      await deleter.end().catch(() => undefined);
+      await server.close();
+    }
+  });
 });
