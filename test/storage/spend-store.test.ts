@@ -99,6 +99,46 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (issue 4; issue 5, tests
         assert.deepEqual(await usage(a), [[120, 0]]);
       });
 
+      it("settling a reservation on two counters moves it on both; one the expiry sweep already released adds only its cost", async () => {
+        const [a, b] = [counter(), counter()];
+        const both = { id: `two-${name}`, counters: [a, b], amount: 300 };
+        const limits = [
+          { key: a, limit: 1000 },
+          { key: b, limit: 1000 },
+        ];
+        assert.equal(await store().reserve("org", limits, 300, row(both.id, 300)), -1);
+        assert.deepEqual(await usage(a, b), [
+          [0, 300],
+          [0, 300],
+        ]);
+        await store().settle(both, 120, ledger(`two-l-${name}`, 120));
+        assert.deepEqual(await usage(a, b), [
+          [120, 0],
+          [120, 0],
+        ]);
+        const swept = { id: `swept-${name}`, counters: [a], amount: 200 };
+        assert.equal(await store().reserve("org", [{ key: a, limit: 1000 }], 200, row(swept.id, 200)), -1);
+        // Another request's reservation stays held throughout: the late settle must not take it.
+        assert.equal(
+          await store().reserve("org", [{ key: a, limit: 1000 }], 100, row(`open-${name}`, 100)),
+          -1,
+        );
+        await store().release(swept);
+        await store().settle(swept, 50, ledger(`swept-l-${name}`, 50));
+        assert.deepEqual(await usage(a), [[170, 100]]);
+      });
+
+      it("a settle that fails writes nothing: its reservation is still held and can be given back", async () => {
+        const a = counter();
+        await store().settle(null, 1, ledger(`taken-${name}`, 1));
+        const held = { id: `f-${name}`, counters: [a], amount: 40 };
+        assert.equal(await store().reserve("org", [{ key: a, limit: 1000 }], 40, row(held.id, 40)), -1);
+        await assert.rejects(store().settle(held, 10, ledger(`taken-${name}`, 10)));
+        assert.deepEqual(await usage(a), [[0, 40]]);
+        await store().release(held);
+        assert.deepEqual(await usage(a), [[0, 0]]);
+      });
+
       it("a limit of zero admits nothing", async () => {
         assert.equal(await store().reserve("org", [{ key: counter(), limit: 0 }], 1, row(`z-${name}`, 1)), 0);
       });
