@@ -84,12 +84,15 @@ interface Pending {
   shape: string;
   /** The guardrail written: a batch never holds two writes of one guardrail. */
   id: string;
-  /** This write's values, one per array of its shape's batch statement (the channel comes last). */
+  /**
+   * This write's values, in the parameter order of both statements of its shape: one per array of
+   * the batch statement, one per parameter of the single one (the channel comes last in both).
+   */
   fields: unknown[];
   /** The batch statement of this shape. */
   batch: () => Prepared;
   /** The same write as a statement of its own. */
-  alone: () => Promise<boolean>;
+  single: () => Prepared;
   resolve: (written: boolean) => void;
   reject: (err: unknown) => void;
 }
@@ -143,7 +146,7 @@ export function postgresAtomicWrites(
       select ${castParameters(audit, auditTypes, from)} from ${changed}
     ),
     notice as (
-      select pg_notify($${from + audit.length}::text, $${from + audit.length + 1}::text) from ${changed}
+      select pg_notify($${from + audit.length + 1}::text, $${from + audit.length}::text) from ${changed}
     )
     select (select count(*) from ${changed}) as written, (select count(*) from notice) as notified`;
 
@@ -162,8 +165,11 @@ export function postgresAtomicWrites(
     )
     select (select array_agg(id) from written) as ids, (select count(*) from notice) as notified`;
 
-  const runAlone = async (prepared: Prepared, values: unknown[]): Promise<boolean> => {
-    const result = await pool.query<{ written: number; notified: number }>({ ...prepared, values });
+  const runAlone = async (op: Pending): Promise<boolean> => {
+    const result = await pool.query<{ written: number; notified: number }>({
+      ...op.single(),
+      values: [...op.fields, channel],
+    });
     return Number(result.rows[0]?.written ?? 0) === 1;
   };
 
@@ -195,7 +201,7 @@ export function postgresAtomicWrites(
         }
       }
     }
-    await Promise.all(batch.map((op) => op.alone().then(op.resolve, op.reject)));
+    await Promise.all(batch.map((op) => runAlone(op).then(op.resolve, op.reject)));
   };
 
   /** The next batch: the first write's shape, in arrival order, one write per guardrail. */
@@ -285,25 +291,15 @@ export function postgresAtomicWrites(
       returning id
     )${batchTail(idName as string, auditColumns, a.names, n + 4 + auditColumns.length)}`;
           }),
-        alone: () =>
-          runAlone(
-            statement(
-              shape,
-              () => `with
-    written as (
-      insert into guardrails (${columnList(columns)})
-      select ${castParameters(columns, t.guardrails, 1)} where exists (${exists(`$${n + 1}::text`, `$${n + 2}::text`)})
-      returning 1
-    )${tail("written", auditColumns, t.audit, n + 3)}`,
-            ),
-            [
-              ...Object.values(row),
-              guard.organizationId,
-              guard.workspaceId,
-              ...Object.values(audit),
-              channel,
-              payload,
-            ],
+        single: () =>
+          statement(
+            shape,
+            () => `with
+  written as (
+    insert into guardrails (${columnList(columns)})
+    select ${castParameters(columns, t.guardrails, 1)} where exists (${exists(`$${n + 1}::text`, `$${n + 2}::text`)})
+    returning 1
+  )${tail("written", auditColumns, t.audit, n + 3)}`,
           ),
       });
     },
@@ -360,28 +356,16 @@ export function postgresAtomicWrites(
       returning guardrails.id
     )${batchTail(key, auditColumns, a.names, n + 6 + auditColumns.length)}`;
           }),
-        alone: () =>
-          runAlone(
-            statement(
-              shape,
-              () => `with
-    written as (
-      update guardrails set ${columns.map((c, i) => `"${c}" = $${i + 1}`).join(", ")}
-       where organization_id = $${n + 1} and id = $${n + 2} and version = $${n + 3}
-         and updated_at is not distinct from $${n + 4}::text
-      returning 1
-    )${tail("written", auditColumns, t.audit, n + 5)}`,
-            ),
-            [
-              ...Object.values(changes),
-              organization_id,
-              id,
-              expected.version,
-              expected.updatedAt,
-              ...Object.values(audit),
-              channel,
-              payload,
-            ],
+        single: () =>
+          statement(
+            shape,
+            () => `with
+  written as (
+    update guardrails set ${columns.map((c, i) => `"${c}" = $${i + 1}`).join(", ")}
+     where organization_id = $${n + 1} and id = $${n + 2} and version = $${n + 3}
+       and updated_at is not distinct from $${n + 4}::text
+    returning 1
+  )${tail("written", auditColumns, t.audit, n + 5)}`,
           ),
       });
     },
