@@ -6,7 +6,9 @@
  * that takes BENCH_UPSTREAM_LATENCY_MS (default 20 ms) to answer, as a model does; a first round
  * with an instant upstream shows the gateway's own cost, and a last one an upstream whose answers
  * take 10–30 ms, evenly spread (for information: with a fixed time, answers come back in lockstep
- * bursts that the gateway must work through one after another). Latencies are exact to the
+ * bursts that the gateway must work through one after another). Every round also measures a bare
+ * forwarder (bench/servers/forwarder.ts: Node's HTTP server and the gateway's upstream client, nothing
+ * else), the floor of any proxy hop under that load on this machine. Latencies are exact to the
  * microsecond (bench/load.ts). A report: exits 0.
  */
 import { CONNECTIONS, DURATION, type Measured, measure, startServer, WARMUP } from "./load.js";
@@ -23,7 +25,19 @@ interface Round {
   latencyMs: number;
   spread: number;
   direct: Measured;
+  /** A bare forwarder to the same upstream: what a proxy hop costs with no governance at all. */
+  floor: Measured;
   gateway: Measured;
+}
+
+/** Sends the gateway's load through a server started with BENCH_UPSTREAM_URL, then stops it. */
+async function through(name: string, upstreamOrigin: string): Promise<Measured> {
+  const server = await startServer(name, { BENCH_UPSTREAM_URL: upstreamOrigin });
+  try {
+    return await measure("chat", server, load("/api/v1/chat/completions"));
+  } finally {
+    await server.stop();
+  }
 }
 
 /** One upstream (answering after `latencyMs`), measured straight and through the gateway. */
@@ -34,17 +48,8 @@ async function round(latencyMs: number, spread = 0): Promise<Round> {
   });
   try {
     const direct = await measure("chat", upstream, load("/chat/completions"));
-    const service = await startServer("gateway", { BENCH_UPSTREAM_URL: upstream.origin });
-    try {
-      return {
-        latencyMs,
-        spread,
-        direct,
-        gateway: await measure("chat", service, load("/api/v1/chat/completions")),
-      };
-    } finally {
-      await service.stop();
-    }
+    const floor = await through("forwarder", upstream.origin);
+    return { latencyMs, spread, direct, floor, gateway: await through("gateway", upstream.origin) };
   } finally {
     await upstream.stop();
   }
@@ -62,6 +67,7 @@ upstream answering after ${after}${judged ? "" : ` (for information: ${why})`}`)
   console.log("path                   req/s   p50 ms   p99 ms  non-2xx  errors  statuses");
   for (const [name, m] of [
     ["direct to upstream", r.direct],
+    ["bare forwarder", r.floor],
     ["through the gateway", r.gateway],
   ] as const) {
     console.log(
@@ -71,6 +77,10 @@ upstream answering after ${after}${judged ? "" : ` (for information: ${why})`}`)
   const verdict = (ok: boolean) => (judged ? (ok ? "met" : "MISSED") : "not judged");
   console.log(
     `ratio ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO}: ${verdict(ratio >= TARGET_RATIO)}); added p50 ${added.toFixed(2)} ms (target ≤ ${TARGET_ADDED_P50_MS} ms: ${verdict(added <= TARGET_ADDED_P50_MS)})`,
+  );
+  const floorRatio = r.direct.rps > 0 ? r.floor.rps / r.direct.rps : 0;
+  console.log(
+    `the bare forwarder, for comparison: ratio ${floorRatio.toFixed(2)}, added p50 ${(r.floor.p50 - r.direct.p50).toFixed(2)} ms (a proxy hop with no governance; the gateway's own share is ${(r.gateway.p50 - r.floor.p50).toFixed(2)} ms)`,
   );
 }
 
