@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { AuditEntryRow } from "./audit-repo.js";
+import { Batcher } from "./batcher.js";
 import type { AtomicWrites, ChangeNotice, WorkspaceGuard } from "./database.js";
 import type { GuardrailTable } from "./schema.js";
 
@@ -173,11 +174,6 @@ export function postgresAtomicWrites(
     return Number(result.rows[0]?.written ?? 0) === 1;
   };
 
-  // The batcher.
-  let queue: Pending[] = [];
-  let inFlight = 0;
-  let scheduled = false;
-
   const runBatch = async (batch: Pending[]): Promise<void> => {
     const first = batch[0] as Pending;
     if (batch.length > 1) {
@@ -204,45 +200,14 @@ export function postgresAtomicWrites(
     await Promise.all(batch.map((op) => runAlone(op).then(op.resolve, op.reject)));
   };
 
-  /** The next batch: the first write's shape, in arrival order, one write per guardrail. */
-  const take = (): Pending[] => {
-    const shape = (queue[0] as Pending).shape;
-    const batch: Pending[] = [];
-    const ids = new Set<string>();
-    const rest: Pending[] = [];
-    for (const op of queue) {
-      if (batch.length < maxBatch && op.shape === shape && !ids.has(op.id)) {
-        batch.push(op);
-        ids.add(op.id);
-      } else {
-        rest.push(op);
-      }
-    }
-    queue = rest;
-    return batch;
-  };
-
-  const pump = () => {
-    scheduled = false;
-    while (inFlight < maxInFlight && queue.length > 0) {
-      const batch = take();
-      inFlight++;
-      void runBatch(batch).finally(() => {
-        inFlight--;
-        pump();
-      });
-    }
-  };
-
+  /** A batch holds writes of the first one's shape, in arrival order, one write per guardrail. */
+  const batcher = new Batcher<Pending>(runBatch, {
+    maxBatch,
+    maxInFlight,
+    fits: (batch, op) => op.shape === (batch[0] as Pending).shape && !batch.some((b) => b.id === op.id),
+  });
   const enqueue = (op: Omit<Pending, "resolve" | "reject">): Promise<boolean> =>
-    new Promise<boolean>((resolve, reject) => {
-      queue.push({ ...op, resolve, reject });
-      // The writes of this turn of the event loop go together.
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(pump);
-      }
-    });
+    new Promise<boolean>((resolve, reject) => batcher.add({ ...op, resolve, reject }));
 
   return {
     async insertGuardrail(
