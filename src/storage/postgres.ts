@@ -3,9 +3,9 @@ import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import type { ChangeNotice, Coordination, DatabaseHandle, Transact } from "./database.js";
 import { migrateToLatest } from "./migrations.js";
+import { postgresSpendStore } from "./postgres-spend.js";
 import { postgresAtomicWrites } from "./postgres-writes.js";
 import type { Db, Executor } from "./schema.js";
-import { batchedSpendStore } from "./spend-store.js";
 
 export interface PostgresOptions {
   /** Most connections one instance holds (GUARDRAILS_PG_POOL_MAX). */
@@ -154,7 +154,7 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     db,
     kind: "postgres",
     transact,
-    spendStore: batchedSpendStore(transact),
+    spendStore: postgresSpendStore(pool),
     coordination,
     atomicWrites: postgresAtomicWrites(pool, CHANGES_CHANNEL),
     withStartupLock,

@@ -18,9 +18,10 @@ export interface HeldReservation {
 }
 
 /**
- * The spend writes of the request path, each all or nothing. Two adapters: one over Kysely (any
- * database), and one that runs the same statements synchronously on the SQLite connection, because
- * on the gateway's hot path Kysely's promise per statement cost more than SQLite's work.
+ * The spend writes of the request path, each all or nothing. Three adapters: one over Kysely (any
+ * database); one that runs the same statements synchronously on the SQLite connection, because on
+ * the gateway's hot path Kysely's promise per statement cost more than SQLite's work; and on
+ * PostgreSQL one that sends the writes of a batch in one call (postgres-spend.ts).
  */
 export interface SpendStore {
   /** Reserves on every counter (each under its limit) and records the reservation; -1 when done, else the index of the counter that had nothing left. */
@@ -89,77 +90,6 @@ export function kyselySpendStore(transact: Transact): SpendStore {
     },
     async release(reservation) {
       await transact((tx) => releaseIn(tx, reservation));
-    },
-  };
-}
-
-/**
- * The spend writes on PostgreSQL, batched. Every request on one budget updates the same counter row,
- * and PostgreSQL holds that row's lock until the commit is flushed to disk, so one transaction per
- * write would let one budget take a few hundred writes a second. Here writes that arrive while a
- * batch is running wait and go together in the next transaction: one lock wait and one flush for
- * all of them (reserveIn needs no savepoint to be refused inside one). When a batch fails, each of
- * its writes is tried on its own, so one write's error never fails another's. Every caller is
- * answered only after its commit.
- */
-export function batchedSpendStore(
-  transact: Transact,
-  options: { maxInFlight?: number; maxBatch?: number } = {},
-): SpendStore {
-  const maxInFlight = options.maxInFlight ?? 2;
-  const maxBatch = options.maxBatch ?? 64;
-  interface Pending {
-    run: (tx: Executor) => Promise<unknown>;
-    resolve: (value: unknown) => void;
-    reject: (err: unknown) => void;
-  }
-  let queue: Pending[] = [];
-  let inFlight = 0;
-
-  const runBatch = async (batch: Pending[]) => {
-    try {
-      const results = await transact(async (tx) => {
-        // Run again from the start if transact retries (deadlock, serialization failure).
-        const values: unknown[] = [];
-        for (const op of batch) values.push(await op.run(tx));
-        return values;
-      });
-      for (const [i, op] of batch.entries()) op.resolve(results[i]);
-    } catch (err) {
-      if (batch.length === 1) {
-        batch[0]?.reject(err);
-        return;
-      }
-      await Promise.all(batch.map((op) => runBatch([op])));
-    }
-  };
-  const pump = () => {
-    while (inFlight < maxInFlight && queue.length > 0) {
-      const batch = queue.slice(0, maxBatch);
-      queue = queue.slice(batch.length);
-      inFlight++;
-      void runBatch(batch).finally(() => {
-        inFlight--;
-        pump();
-      });
-    }
-  };
-  const schedule = <T>(run: (tx: Executor) => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
-      // Writes of the same turn of the event loop start together.
-      if (queue.length === 1) setImmediate(pump);
-    });
-
-  return {
-    reserve(organizationId, counters, amount, row) {
-      return schedule((tx) => reserveIn(tx, organizationId, counters, amount, row));
-    },
-    settle(reservation, cost, ledger) {
-      return schedule((tx) => settleIn(tx, reservation, cost, ledger));
-    },
-    release(reservation) {
-      return schedule((tx) => releaseIn(tx, reservation));
     },
   };
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
 import type { DatabaseHandle } from "../../src/storage/database.js";
 import type { CounterKey } from "../../src/storage/spend-repo.js";
 import { readCounters } from "../../src/storage/spend-repo.js";
@@ -9,7 +10,8 @@ import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
 /**
  * The spend store contract (issue 4, spend), on a real database: on SQLite against both adapters
  * (the portable Kysely one and SQLite's synchronous fast path), on PostgreSQL (`npm run
- * test:postgres`) against the Kysely one, which is what the service uses there.
+ * test:postgres`) against the Kysely one and the batch function the service uses there
+ * (src/storage/postgres-spend.ts).
  */
 
 let sequence = 0;
@@ -59,7 +61,7 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (issue 4; issue 5, tests
 
   const adapters: [string, () => SpendStore][] = [["kysely", () => kyselySpendStore(database.transact)]];
   adapters.push([
-    TEST_DATABASE_KIND === "sqlite" ? "sqlite fast path" : "postgres batches",
+    TEST_DATABASE_KIND === "sqlite" ? "sqlite fast path" : "postgres batch function",
     () => database.spendStore,
   ]);
   for (const [name, store] of adapters) {
@@ -183,6 +185,68 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (issue 4; issue 5, tests
       ["fulfilled", "rejected", "fulfilled"],
     );
     assert.deepEqual(await usage(a), [[0, 30]]);
+  });
+
+  it("on PostgreSQL the writes of one turn go as one call: one transaction, each write with its own outcome, in arrival order", {
+    skip: TEST_DATABASE_KIND === "sqlite" && "PostgreSQL's batch function only",
+  }, async () => {
+    const [a, b] = [counter(), counter()];
+    const store = database.spendStore;
+    const held = { id: "turn-held", counters: [a], amount: 30 };
+    const given = { id: "turn-given", counters: [a], amount: 20 };
+    assert.equal(await store.reserve("org", [{ key: a, limit: 100 }], 30, row(held.id, 30)), -1);
+    assert.equal(await store.reserve("org", [{ key: a, limit: 100 }], 20, row(given.id, 20)), -1);
+    // In one turn: a settle, a release, a reservation admitted on two counters, and one refused on
+    // its second counter (b's limit is zero), whose hold on a is given back in the same call.
+    const outcomes = await Promise.all([
+      store.settle(held, 25, ledger("turn-ledger", 25)),
+      store.release(given),
+      store.reserve(
+        "org",
+        [
+          { key: a, limit: 100 },
+          { key: b, limit: 50 },
+        ],
+        40,
+        row("turn-both", 40),
+      ),
+      store.reserve(
+        "org",
+        [
+          { key: a, limit: 100 },
+          { key: b, limit: 0 },
+        ],
+        10,
+        row("turn-refused", 10),
+      ),
+    ]);
+    assert.deepEqual(outcomes, [undefined, undefined, -1, 1]);
+    // 25 settled; 30 and 20 no longer held; 40 held on both; the refused 10 given back.
+    assert.deepEqual(await usage(a, b), [
+      [25, 40],
+      [0, 40],
+    ]);
+    const writers = await sql<{ tx: string }>`
+      select xmin::text as tx from spend_ledger where id = 'turn-ledger'
+      union all select xmin::text from budget_reservations where id = 'turn-both'
+      union all select xmin::text from budget_usage where guardrail_id in (${a.guardrail_id}, ${b.guardrail_id})`.execute(
+      database.db,
+    );
+    assert.equal(writers.rows.length, 4);
+    assert.equal(
+      new Set(writers.rows.map((r) => r.tx)).size,
+      1,
+      "every write of the turn in one transaction",
+    );
+    const reservations = await database.db
+      .selectFrom("budget_reservations")
+      .select("id")
+      .where("id", "in", [held.id, given.id, "turn-both", "turn-refused"])
+      .execute();
+    assert.deepEqual(
+      reservations.map((r) => r.id),
+      ["turn-both"],
+    );
   });
 
   it("the SQLite fast path waits for a Kysely transaction open on the connection instead of joining it", {
