@@ -11,14 +11,36 @@ import {
 } from "../storage/assignment-repo.js";
 import { findGuardrail } from "../storage/guardrail-repo.js";
 import { findMembers } from "../storage/member-repo.js";
+import { withLock } from "../storage/row-lock.js";
 import type { Executor } from "../storage/schema.js";
-import { inTransaction, isoNow, type Principal, recordAudit, type ServiceDeps } from "./context.js";
+import { findWorkspace } from "../storage/workspace-repo.js";
+import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
 
 /** The guardrail an assignment call names: it must exist in the caller's organization. */
 async function targetGuardrail(db: Executor, principal: Principal, id: string): Promise<Guardrail> {
   const g = isUuid(id) ? await findGuardrail(db, principal.organizationId, id) : undefined;
   if (!g) throw notFound();
   return g;
+}
+
+/**
+ * The guardrail an assignment is made to, its workspace and then itself locked until the commit
+ * (PostgreSQL; storage/row-lock.ts), in the order a workspace's deletion takes them: a deletion of
+ * either that is under way finishes first, and then the guardrail is not found.
+ */
+async function lockedTarget(
+  deps: ServiceDeps,
+  db: Executor,
+  principal: Principal,
+  id: string,
+): Promise<Guardrail> {
+  const g = await targetGuardrail(db, principal, id);
+  const lock = rowLock(deps, "key share");
+  if (!lock) return g;
+  await findWorkspace(db, principal.organizationId, g.workspace_id, lock);
+  const locked = await findGuardrail(db, principal.organizationId, id, lock);
+  if (!locked) throw notFound();
+  return locked;
 }
 
 function assignable(g: Guardrail): void {
@@ -44,7 +66,7 @@ export async function assignKeys(
 ): Promise<number> {
   const org = principal.organizationId;
   return inTransaction(deps, async (tx) => {
-    const g = await targetGuardrail(tx, principal, id);
+    const g = await lockedTarget(deps, tx, principal, id);
     assignable(g);
     const unique = [...new Set(hashes)];
     const keys = unique.length
@@ -54,6 +76,9 @@ export async function assignKeys(
           .where("organization_id", "=", org)
           .where("kind", "=", "inference")
           .where("hash", "in", unique)
+          // Locked in one order (a key deleted meanwhile is deleted first, then skipped as unknown).
+          .orderBy("hash")
+          .$call((q) => withLock(q, rowLock(deps, "key share")))
           .execute()
       : [];
     const foreign = keys.filter((k) => k.workspace_id !== g.workspace_id).map((k) => k.hash);
@@ -126,9 +151,9 @@ export async function assignMembers(
 ): Promise<number> {
   const org = principal.organizationId;
   return inTransaction(deps, async (tx) => {
-    const g = await targetGuardrail(tx, principal, id);
+    const g = await lockedTarget(deps, tx, principal, id);
     assignable(g);
-    const members = await findMembers(tx, org, [...new Set(userIds)]);
+    const members = await findMembers(tx, org, [...new Set(userIds)], rowLock(deps, "key share"));
     const outside = members.filter((m) => !m.workspace_ids.includes(g.workspace_id)).map((m) => m.user_id);
     if (outside.length > 0) {
       throw invalidRequest(

@@ -3,6 +3,7 @@ import type { Guardrail } from "../domain/guardrail.js";
 import { newId } from "../domain/ids.js";
 import { type AuditEntryRow, insertAuditEntry } from "../storage/audit-repo.js";
 import type { AtomicWrites, ChangeNotice, Coordination, DatabaseHandle } from "../storage/database.js";
+import type { RowLock } from "../storage/row-lock.js";
 import type { Db, Executor } from "../storage/schema.js";
 import { kyselySpendStore, type SpendStore } from "../storage/spend-store.js";
 import type { KeyPolicy } from "./effective-policy.js";
@@ -116,6 +117,15 @@ export interface Principal {
   kind: "management" | "inference";
   workspaceId: string | null;
   memberUserId?: string | null;
+}
+
+/**
+ * The row lock a transaction takes on a row it relies on until it commits (storage/row-lock.ts):
+ * `lock` on PostgreSQL, where transactions run side by side; none on SQLite, where they run one at
+ * a time.
+ */
+export function rowLock<L extends RowLock>(deps: ServiceDeps, lock: L): L | undefined {
+  return deps.coordination ? lock : undefined;
 }
 
 export function isoNow(deps: ServiceDeps): string {

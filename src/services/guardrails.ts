@@ -29,6 +29,7 @@ import {
   isoNow,
   type Principal,
   recordAudit,
+  rowLock,
   type ServiceDeps,
 } from "./context.js";
 import { resolveTargetWorkspace } from "./workspaces.js";
@@ -45,7 +46,7 @@ export async function createGuardrail(
     db,
     principal,
     body.workspace_id,
-    deps.coordination !== undefined,
+    rowLock(deps, "key share"),
   );
   if (body.workspace_id === undefined) rememberDefaultWorkspace(deps, principal.organizationId, workspace.id);
   const guardrail = newGuardrail(deps, principal, policy, workspace.id);
@@ -286,7 +287,8 @@ export async function removeGuardrail(deps: ServiceDeps, principal: Principal, i
   if (!isUuid(id)) throw notFound();
   deps.caches.writtenGuardrails.delete(`${principal.organizationId}/${id}`);
   await inTransaction(deps, async (tx) => {
-    const current = await findGuardrail(tx, principal.organizationId, id);
+    // Locked first: an assignment to it either commits before the deletes below or finds it gone.
+    const current = await findGuardrail(tx, principal.organizationId, id, rowLock(deps, "update"));
     if (!current) throw notFound();
     await deleteKeyAssignments(tx, principal.organizationId, { guardrailId: id });
     await deleteMemberAssignments(tx, principal.organizationId, { guardrailId: id });

@@ -10,7 +10,7 @@ import {
 } from "../storage/key-repo.js";
 import { findMember } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
-import { inTransaction, isoNow, type Principal, recordAudit, type ServiceDeps } from "./context.js";
+import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
 import { resolveTargetWorkspace } from "./workspaces.js";
 
 const SECRET_PREFIX = { management: "sk-gr-mgmt-", inference: "sk-gr-v1-" } as const;
@@ -88,10 +88,15 @@ export async function createInferenceKey(
     db,
     principal,
     input.workspace_id,
-    deps.coordination !== undefined,
+    rowLock(deps, "key share"),
   );
   if (input.member_user_id !== undefined) {
-    const member = await findMember(db, principal.organizationId, input.member_user_id);
+    const member = await findMember(
+      db,
+      principal.organizationId,
+      input.member_user_id,
+      rowLock(deps, "key share"),
+    );
     if (!member) throw invalidRequest([{ path: "/member_user_id", message: "no such member" }]);
     if (!member.workspace_ids.includes(workspace.id)) {
       throw invalidRequest([
@@ -149,7 +154,8 @@ export async function removeKey(deps: ServiceDeps, principal: Principal, hash: s
   await inTransaction(
     deps,
     async (tx) => {
-      const key = await findOrganizationKey(tx, principal.organizationId, hash);
+      // Locked first: an assignment of it either commits before the deletes below or finds it gone.
+      const key = await findOrganizationKey(tx, principal.organizationId, hash, rowLock(deps, "update"));
       // Management keys are not managed over HTTP: a caller could lock everyone out.
       if (key?.kind !== "inference") throw notFound();
       await deleteKeyAssignments(tx, principal.organizationId, { keyHashes: [hash] });

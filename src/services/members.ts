@@ -10,8 +10,8 @@ import {
   updateMemberFields,
 } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
-import { findOrganization, findWorkspace } from "../storage/workspace-repo.js";
-import { inTransaction, isoNow, type Principal, recordAudit, type ServiceDeps } from "./context.js";
+import { findDefaultWorkspace, findWorkspace } from "../storage/workspace-repo.js";
+import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
 
 export interface MemberInput {
   user_id: string;
@@ -43,19 +43,22 @@ export function presentMember(m: Member): Record<string, unknown> {
  * the default workspace while it exists (issue 3, members).
  */
 async function memberWorkspaces(
+  deps: ServiceDeps,
   db: Executor,
   principal: Principal,
   requested: string[] | undefined,
 ): Promise<string[]> {
+  // Each locked until the commit: a workspace deleted meanwhile is deleted first or found gone.
+  const lock = rowLock(deps, "key share");
   const ids = new Set<string>();
   for (const [i, id] of (requested ?? []).entries()) {
-    if (!(await findWorkspace(db, principal.organizationId, id))) {
+    if (!(await findWorkspace(db, principal.organizationId, id, lock))) {
       throw invalidRequest([{ path: `/workspace_ids/${i}`, message: "no such workspace" }]);
     }
     ids.add(id);
   }
-  const org = await findOrganization(db, principal.organizationId);
-  if (org?.default_workspace_id) ids.add(org.default_workspace_id);
+  const fallback = await findDefaultWorkspace(db, principal.organizationId, lock);
+  if (fallback) ids.add(fallback.id);
   return [...ids].sort();
 }
 
@@ -68,7 +71,7 @@ export async function createMember(
   if (await findMember(db, principal.organizationId, input.user_id)) {
     throw invalidRequest([{ path: "/user_id", message: "a member with this user_id exists already" }]);
   }
-  const workspaceIds = await memberWorkspaces(db, principal, input.workspace_ids);
+  const workspaceIds = await memberWorkspaces(deps, db, principal, input.workspace_ids);
   const row = {
     organization_id: principal.organizationId,
     user_id: input.user_id,
@@ -115,11 +118,12 @@ export async function updateMember(
 ): Promise<Member> {
   const org = principal.organizationId;
   return inTransaction(deps, async (tx) => {
-    const current = await findMember(tx, org, userId);
+    // Locked first: an assignment or key made for the member meanwhile sees the new memberships.
+    const current = await findMember(tx, org, userId, rowLock(deps, "update"));
     if (!current) throw notFound();
     let workspaceIds = current.workspace_ids;
     if (patch.workspace_ids !== undefined) {
-      workspaceIds = await memberWorkspaces(tx, principal, patch.workspace_ids);
+      workspaceIds = await memberWorkspaces(deps, tx, principal, patch.workspace_ids);
       const leaving = current.workspace_ids.filter((w) => !workspaceIds.includes(w));
       for (const ws of leaving) {
         const owned = await tx
@@ -168,7 +172,8 @@ export async function removeMember(deps: ServiceDeps, principal: Principal, user
   await inTransaction(
     deps,
     async (tx) => {
-      const current = await findMember(tx, org, userId);
+      // Locked first: a key or assignment made for the member meanwhile is deleted too, or finds no member.
+      const current = await findMember(tx, org, userId, rowLock(deps, "update"));
       if (!current) throw notFound();
       const keys = await tx
         .selectFrom("keys")

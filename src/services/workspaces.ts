@@ -15,7 +15,7 @@ import {
   setDefaultWorkspace,
   type Workspace,
 } from "../storage/workspace-repo.js";
-import { inTransaction, isoNow, type Principal, recordAudit, type ServiceDeps } from "./context.js";
+import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
 
 export function presentWorkspace(ws: Workspace): Record<string, unknown> {
   return {
@@ -80,7 +80,7 @@ export async function removeWorkspace(deps: ServiceDeps, principal: Principal, i
     async (tx) => {
       // Locked first (PostgreSQL): a create into this workspace either commits before the deletes
       // below read, or waits and then finds no workspace.
-      const ws = await findWorkspace(tx, org, id, deps.coordination ? "update" : undefined);
+      const ws = await findWorkspace(tx, org, id, rowLock(deps, "update"));
       if (!ws) throw notFound();
       await deleteKeyAssignments(tx, org, { workspaceId: id });
       await tx
@@ -118,15 +118,15 @@ export async function resolveTargetWorkspace(
   db: Executor,
   principal: Principal,
   workspaceId: string | undefined,
-  /** Lock the workspace until the transaction ends (PostgreSQL), for a create that puts something in it. */
-  lock = false,
+  /** Locks the workspace until the transaction ends, for a create that puts something in it. */
+  lock?: "key share",
 ): Promise<Workspace> {
   if (workspaceId !== undefined) {
-    const ws = await findWorkspace(db, principal.organizationId, workspaceId, lock ? "key share" : undefined);
+    const ws = await findWorkspace(db, principal.organizationId, workspaceId, lock);
     if (!ws) throw invalidRequest([{ path: "/workspace_id", message: "no such workspace" }]);
     return ws;
   }
-  const ws = await findDefaultWorkspace(db, principal.organizationId, lock ? "key share" : undefined);
+  const ws = await findDefaultWorkspace(db, principal.organizationId, lock);
   if (!ws) {
     throw invalidRequest(
       [{ path: "/workspace_id", message: "the default workspace was deleted: pass workspace_id" }],

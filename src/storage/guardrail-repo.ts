@@ -1,6 +1,7 @@
 import type { Region } from "../domain/catalog.js";
 import type { BuiltinFilter, CustomFilter } from "../domain/content-filters.js";
 import type { Guardrail, ResetInterval } from "../domain/guardrail.js";
+import { type RowLock, withLock } from "./row-lock.js";
 import type { Executor, GuardrailTable } from "./schema.js";
 import { insertRow, runShaped } from "./shaped-query.js";
 
@@ -77,13 +78,15 @@ export async function findGuardrail(
   db: Executor,
   organizationId: string,
   id: string,
+  lock?: RowLock,
 ): Promise<Guardrail | undefined> {
-  const result = await runShaped(db, "select:guardrails:by-id", [organizationId, id], () =>
+  const result = await runShaped(db, `select:guardrails:by-id:${lock ?? "none"}`, [organizationId, id], () =>
     db
       .selectFrom("guardrails")
       .selectAll()
       .where("organization_id", "=", organizationId)
-      .where("id", "=", id),
+      .where("id", "=", id)
+      .$call((q) => withLock(q, lock)),
   );
   const row = result.rows[0] as GuardrailTable | undefined;
   return row ? rowToGuardrail(row) : undefined;

@@ -1,3 +1,4 @@
+import { type RowLock, withLock } from "./row-lock.js";
 import type { Executor, KeyTable } from "./schema.js";
 
 export type KeyRecord = KeyTable;
@@ -14,12 +15,14 @@ export async function findOrganizationKey(
   db: Executor,
   organizationId: string,
   hash: string,
+  lock?: RowLock,
 ): Promise<KeyRecord | undefined> {
   return db
     .selectFrom("keys")
     .selectAll()
     .where("organization_id", "=", organizationId)
     .where("hash", "=", hash)
+    .$call((q) => withLock(q, lock))
     .executeTakeFirst();
 }
 

@@ -1,3 +1,4 @@
+import { type RowLock, withLock } from "./row-lock.js";
 import type { Executor, MemberTable } from "./schema.js";
 
 export type Member = MemberTable & { workspace_ids: string[] };
@@ -67,12 +68,15 @@ export async function findMember(
   db: Executor,
   organizationId: string,
   userId: string,
+  /** Locks the member's row (its memberships are read after the lock is held). */
+  lock?: RowLock,
 ): Promise<Member | undefined> {
   const row = await db
     .selectFrom("members")
     .selectAll()
     .where("organization_id", "=", organizationId)
     .where("user_id", "=", userId)
+    .$call((q) => withLock(q, lock))
     .executeTakeFirst();
   if (!row) return undefined;
   const ws = await workspacesOf(db, organizationId, [userId]);
@@ -83,6 +87,8 @@ export async function findMembers(
   db: Executor,
   organizationId: string,
   userIds: string[],
+  /** Locks the members' rows (their memberships are read after the locks are held). */
+  lock?: RowLock,
 ): Promise<Member[]> {
   if (userIds.length === 0) return [];
   const rows = await db
@@ -90,6 +96,9 @@ export async function findMembers(
     .selectAll()
     .where("organization_id", "=", organizationId)
     .where("user_id", "in", userIds)
+    // One order for every transaction that locks several members, so two never wait on each other.
+    .orderBy("user_id")
+    .$call((q) => withLock(q, lock))
     .execute();
   const ws = await workspacesOf(db, organizationId, userIds);
   return rows.map((r) => ({ ...r, workspace_ids: ws.get(r.user_id) ?? [] }));

@@ -1,3 +1,4 @@
+import { type RowLock, withLock } from "./row-lock.js";
 import type { Executor, OrganizationTable, WorkspaceTable } from "./schema.js";
 import { runShaped } from "./shaped-query.js";
 
@@ -32,26 +33,18 @@ export async function insertWorkspace(db: Executor, ws: Workspace): Promise<void
   await db.insertInto("workspaces").values(ws).execute();
 }
 
-/**
- * How a read locks the workspace row until its transaction ends (PostgreSQL only): `key share` for
- * writes that put something in the workspace, `update` for its deletion, so that neither can run
- * between the other's read and commit and leave a guardrail or key in a deleted workspace.
- */
-export type WorkspaceLock = "key share" | "update";
-
 export async function findWorkspace(
   db: Executor,
   organizationId: string,
   id: string,
-  lock?: WorkspaceLock,
+  lock?: RowLock,
 ): Promise<Workspace | undefined> {
   return db
     .selectFrom("workspaces")
     .selectAll()
     .where("organization_id", "=", organizationId)
     .where("id", "=", id)
-    .$if(lock === "key share", (q) => q.forKeyShare())
-    .$if(lock === "update", (q) => q.forUpdate())
+    .$call((q) => withLock(q, lock))
     .executeTakeFirst();
 }
 
