@@ -23,6 +23,16 @@ export interface ChangeNotice {
   keys?: boolean;
 }
 
+/** A notice as the payload of a PostgreSQL notification: one encoding for every sender. */
+export function noticePayload(notice: ChangeNotice): string {
+  return JSON.stringify(notice);
+}
+
+/** The notice a notification's payload carries (the listener's side of noticePayload). */
+export function noticeOf(payload: string | undefined): ChangeNotice {
+  return JSON.parse(payload ?? "{}") as ChangeNotice;
+}
+
 /**
  * What several instances on one database need to agree; absent on SQLite, where one process owns
  * the file and its transactions already run one at a time.

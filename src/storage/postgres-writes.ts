@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { AuditEntryRow } from "./audit-repo.js";
 import { Batcher } from "./batcher.js";
-import type { AtomicWrites, ChangeNotice, WorkspaceGuard } from "./database.js";
+import { type AtomicWrites, type ChangeNotice, noticePayload, type WorkspaceGuard } from "./database.js";
 import type { GuardrailTable } from "./schema.js";
 
 /**
@@ -221,7 +221,7 @@ export function postgresAtomicWrites(
       const auditColumns = Object.keys(audit);
       const shape = `insert:${guard.kind}:${columns.join(",")}:${auditColumns.join(",")}`;
       const n = columns.length;
-      const payload = JSON.stringify(notice);
+      const payload = noticePayload(notice);
       // The workspace, as the general path resolves it: the organization's default, or the named one.
       // The workspace row is locked (key share) until the commit, as the transactional path locks
       // it: a workspace deletion under way makes this wait, then find no workspace.
@@ -281,7 +281,7 @@ export function postgresAtomicWrites(
       const auditColumns = Object.keys(audit);
       const shape = `update:${columns.join(",")}:${auditColumns.join(",")}`;
       const n = columns.length;
-      const payload = JSON.stringify(notice);
+      const payload = noticePayload(notice);
       // The version and the time of the change read: a row deleted and made again (a workspace's
       // default guardrail keeps its id) restarts at version 1, but not at the same instant.
       return enqueue({

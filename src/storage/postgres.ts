@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import type { ChangeNotice, Coordination, DatabaseHandle, Transact } from "./database.js";
+import {
+  type ChangeNotice,
+  type Coordination,
+  type DatabaseHandle,
+  noticeOf,
+  noticePayload,
+  type Transact,
+} from "./database.js";
 import { migrateToLatest } from "./migrations.js";
 import { postgresSpendStore } from "./postgres-spend.js";
 import { postgresAtomicWrites } from "./postgres-writes.js";
@@ -146,7 +153,7 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     },
     async publish(tx: Executor, notice: ChangeNotice) {
       // Delivered to every listening instance only when (and if) the transaction commits.
-      await sql`select pg_notify(${CHANGES_CHANNEL}, ${JSON.stringify(notice)})`.execute(tx);
+      await sql`select pg_notify(${CHANGES_CHANNEL}, ${noticePayload(notice)})`.execute(tx);
     },
   };
 
@@ -225,7 +232,7 @@ export async function listenForChanges(
       }
       if (message.channel !== CHANGES_CHANNEL) return;
       try {
-        handlers.onChange(JSON.parse(message.payload ?? "{}") as ChangeNotice);
+        handlers.onChange(noticeOf(message.payload));
       } catch {
         handlers.onChange({ keys: true });
       }
