@@ -9,6 +9,7 @@ import {
   setMemberWorkspaces,
   updateMemberFields,
 } from "../storage/member-repo.js";
+import { withLock } from "../storage/row-lock.js";
 import type { Executor } from "../storage/schema.js";
 import { findDefaultWorkspace, findWorkspace } from "../storage/workspace-repo.js";
 import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
@@ -175,11 +176,15 @@ export async function removeMember(deps: ServiceDeps, principal: Principal, user
       // Locked first: a key or assignment made for the member meanwhile is deleted too, or finds no member.
       const current = await findMember(tx, org, userId, rowLock(deps, "update"));
       if (!current) throw notFound();
+      // Its keys locked too, before their assignments are deleted: an assignment of one of them
+      // under way commits first (and is deleted below) or waits and then finds the key gone.
       const keys = await tx
         .selectFrom("keys")
         .select("hash")
         .where("organization_id", "=", org)
         .where("member_user_id", "=", userId)
+        .orderBy("hash")
+        .$call((q) => withLock(q, rowLock(deps, "update")))
         .execute();
       const hashes = keys.map((k) => k.hash);
       await deleteKeyAssignments(tx, org, { keyHashes: hashes });
