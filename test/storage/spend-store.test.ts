@@ -196,29 +196,23 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (issue 4; issue 5, tests
     const given = { id: "turn-given", counters: [a], amount: 20 };
     assert.equal(await store.reserve("org", [{ key: a, limit: 100 }], 30, row(held.id, 30)), -1);
     assert.equal(await store.reserve("org", [{ key: a, limit: 100 }], 20, row(given.id, 20)), -1);
+    const onAAndB = (limitOfB: number, amount: number, id: string) =>
+      store.reserve(
+        "org",
+        [
+          { key: a, limit: 100 },
+          { key: b, limit: limitOfB },
+        ],
+        amount,
+        row(id, amount),
+      );
     // In one turn: a settle, a release, a reservation admitted on two counters, and one refused on
     // its second counter (b's limit is zero), whose hold on a is given back in the same call.
     const outcomes = await Promise.all([
       store.settle(held, 25, ledger("turn-ledger", 25)),
       store.release(given),
-      store.reserve(
-        "org",
-        [
-          { key: a, limit: 100 },
-          { key: b, limit: 50 },
-        ],
-        40,
-        row("turn-both", 40),
-      ),
-      store.reserve(
-        "org",
-        [
-          { key: a, limit: 100 },
-          { key: b, limit: 0 },
-        ],
-        10,
-        row("turn-refused", 10),
-      ),
+      onAAndB(50, 40, "turn-both"),
+      onAAndB(0, 10, "turn-refused"),
     ]);
     assert.deepEqual(outcomes, [undefined, undefined, -1, 1]);
     // 25 settled; 30 and 20 no longer held; 40 held on both; the refused 10 given back.
