@@ -278,6 +278,21 @@ declare
   taken integer;
   changed integer;
 begin
+  -- Every counter of the batch that exists already, locked first and in one order (its key): two
+  -- batches that touch the same counters in other orders (two keys of one member, say) then wait for
+  -- each other instead of each holding a counter the other needs, which PostgreSQL would end after
+  -- a second with a deadlock error.
+  perform 1 from budget_usage u
+   where (u.guardrail_id, u.scope, u.subject, u.reset_interval, u.window_start) in (
+     select t.ck->>'guardrail_id', t.ck->>'scope', t.ck->>'subject', t.ck->>'reset_interval', t.ck->>'window_start'
+       from (select case when o->>'kind' = 'reserve' then e->'key' else e end as ck
+               from jsonb_array_elements(ops) o,
+                    jsonb_array_elements(case
+                      when o->>'kind' = 'reserve' then o->'counters'
+                      when jsonb_typeof(o->'reservation') = 'object' then o->'reservation'->'counters'
+                      else '[]'::jsonb end) e) t)
+   order by u.guardrail_id, u.scope, u.subject, u.reset_interval, u.window_start
+   for update;
   for op in select value from jsonb_array_elements(ops) loop
     case op->>'kind'
     when 'reserve' then

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
+import pg from "pg";
+import { newId } from "../../src/domain/ids.js";
 import type { DatabaseHandle } from "../../src/storage/database.js";
 import type { CounterKey } from "../../src/storage/spend-repo.js";
 import { readCounters } from "../../src/storage/spend-repo.js";
@@ -48,9 +50,10 @@ const ledger = (id: string, cost: number) => ({
 
 describe(`spend store contract on ${TEST_DATABASE_KIND} (issue 4; issue 5, tests on both databases)`, () => {
   let database: DatabaseHandle;
+  let url: string;
   let remove: () => Promise<void>;
   before(async () => {
-    ({ database, remove } = await freshDatabase());
+    ({ database, url, remove } = await freshDatabase());
   });
   after(async () => {
     await database.close();
@@ -241,6 +244,53 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (issue 4; issue 5, tests
       reservations.map((r) => r.id),
       ["turn-both"],
     );
+  });
+
+  it("on PostgreSQL two batches that touch the same counters in opposite orders wait for each other instead of deadlocking", {
+    skip: TEST_DATABASE_KIND === "sqlite" && "PostgreSQL's batch function only",
+  }, async () => {
+    // Two keys of one member, say: each request reserves on its key's counter and the member's.
+    const [first, second] = [counter(), counter()].sort((x, y) => (x.guardrail_id < y.guardrail_id ? -1 : 1));
+    const reserving = (k: CounterKey) => ({
+      kind: "reserve",
+      organization_id: "org",
+      counters: [{ key: k, limit: 1000 }],
+      amount: 1,
+      row: row(`order-${newId()}`, 1),
+    });
+    for (const k of [first, second] as CounterKey[]) {
+      assert.equal(
+        await database.spendStore.reserve("org", [{ key: k, limit: 1000 }], 1, row(newId(), 1)),
+        -1,
+      );
+    }
+    const batch = (c: pg.Client, ...ops: object[]) =>
+      c.query<{ o: number[] }>("select guardrails_spend_batch($1::jsonb) as o", [JSON.stringify(ops)]);
+    const one = new pg.Client({ connectionString: url });
+    const two = new pg.Client({ connectionString: url });
+    await Promise.all([one.connect(), two.connect()]);
+    try {
+      // One batch holds the first counter; another touches the second, then the first.
+      await one.query("begin");
+      await batch(one, reserving(first as CounterKey));
+      const other = batch(two, reserving(second as CounterKey), reserving(first as CounterKey));
+      const settled = other.then(
+        (r) => r.rows[0]?.o,
+        (err: unknown) => err,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      // The first batch now needs the second counter: had the other taken it, each would wait for
+      // the other, and PostgreSQL would end one of them with a deadlock error.
+      await batch(one, reserving(second as CounterKey));
+      await one.query("commit");
+      assert.deepEqual(await settled, [-1, -1]);
+    } finally {
+      await Promise.all([one.end(), two.end()]);
+    }
+    assert.deepEqual(await usage(first as CounterKey, second as CounterKey), [
+      [0, 3],
+      [0, 3],
+    ]);
   });
 
   it("the SQLite fast path waits for a Kysely transaction open on the connection instead of joining it", {
