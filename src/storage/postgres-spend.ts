@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { Batcher } from "./batcher.js";
-import { sqlState } from "./postgres.js";
+import { LOST_RACE, retryingRaces, sqlState } from "./postgres-errors.js";
 import type { BudgetReservationTable, SpendLedgerTable } from "./schema.js";
 import type { CounterKey } from "./spend-repo.js";
 import type { HeldReservation, SpendStore } from "./spend-store.js";
@@ -40,10 +40,6 @@ interface Pending {
 /** Most writes in one call, and most calls running at once (each holds a pooled connection). */
 const MAX_BATCH = 64;
 const MAX_IN_FLIGHT = 2;
-/** How many times a batch that lost a race is run again. */
-const RACE_RETRIES = 3;
-/** The SQLSTATEs of a lost race: deadlock, serialization failure. */
-const RACES = new Set(["40P01", "40001"]);
 
 const STATEMENT = {
   name: "guardrails_spend_batch",
@@ -55,22 +51,13 @@ export function postgresSpendStore(
   options: { maxBatch?: number; maxInFlight?: number } = {},
 ): SpendStore {
   const call = async (ops: SpendOp[]): Promise<number[]> => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await pool.query<{ outcomes: number[] }>({
-          ...STATEMENT,
-          values: [JSON.stringify(ops)],
-        });
-        const outcomes = result.rows[0]?.outcomes;
-        if (outcomes?.length !== ops.length)
-          throw new Error("guardrails_spend_batch answered for another batch");
-        return outcomes;
-      } catch (err) {
-        const state = sqlState(err);
-        if (state !== undefined && RACES.has(state) && attempt <= RACE_RETRIES) continue;
-        throw err;
-      }
-    }
+    const result = await retryingRaces(
+      () => pool.query<{ outcomes: number[] }>({ ...STATEMENT, values: [JSON.stringify(ops)] }),
+      LOST_RACE,
+    );
+    const outcomes = result.rows[0]?.outcomes;
+    if (outcomes?.length !== ops.length) throw new Error("guardrails_spend_batch answered for another batch");
+    return outcomes;
   };
 
   const run = async (batch: Pending[]): Promise<void> => {

@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { AuditEntryRow } from "./audit-repo.js";
 import { Batcher } from "./batcher.js";
 import { type AtomicWrites, type ChangeNotice, noticePayload, type WorkspaceGuard } from "./database.js";
+import { isDataError } from "./postgres-errors.js";
 import type { GuardrailTable } from "./schema.js";
 
 /**
@@ -96,12 +97,6 @@ interface Pending {
   single: () => Prepared;
   resolve: (written: boolean) => void;
   reject: (err: unknown) => void;
-}
-
-/** A statement refused for what a row held (SQLSTATE classes 22, data exception, and 23, integrity). */
-function isDataError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
 }
 
 /** Most writes in one statement, and most batch statements running at once (each holds a connection). */

@@ -10,6 +10,7 @@ import {
   type Transact,
 } from "./database.js";
 import { migrateToLatest } from "./migrations.js";
+import { LOST_RACE, retryingRaces } from "./postgres-errors.js";
 import { postgresSpendStore } from "./postgres-spend.js";
 import { postgresAtomicWrites } from "./postgres-writes.js";
 import type { Db, Executor } from "./schema.js";
@@ -27,10 +28,8 @@ export interface PostgresOptions {
 export const CHANGES_CHANNEL = "guardrails_changes";
 /** Session lock that serializes migrations and the first-start bootstrap across instances. */
 const STARTUP_LOCK = 7_310_512_118_001;
-/** How many times a transaction that lost a race (RETRIED_STATES) is run again. */
-const TRANSIENT_RETRIES = 3;
-/** Deadlock, serialization failure, unique violation. */
-const RETRIED_STATES = new Set(["40P01", "40001", "23505"]);
+/** What a transaction is run again for: a lost race (deadlock, serialization failure) or a unique violation. */
+const RETRIED_STATES = new Set([...LOST_RACE, "23505"]);
 
 /**
  * int8 (bigint, count(*)) arrives as text by default. Every bigint here is micro-dollars or a
@@ -50,12 +49,6 @@ const types = {
     return (pg.types.getTypeParser as any)(oid, format);
   },
 };
-
-/** The PostgreSQL error code of an error, if it has one (SQLSTATE). */
-export function sqlState(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-}
 
 /** A start-up failure said in an operator's words, without the password. */
 function explainConnectError(err: unknown, url: URL): Error {
@@ -129,22 +122,12 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     throw err;
   }
 
-  const transact: Transact = async (work) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await db.transaction().execute(work);
-      } catch (err) {
-        // The transaction was rolled back whole, so running it again is safe. A deadlock or
-        // serialization failure is transient. A unique violation means another instance inserted
-        // the same thing after this transaction looked for it (check-then-insert under READ
-        // COMMITTED): run again, the check now sees it and answers as it would on SQLite, where
-        // transactions run one at a time. A real duplicate fails again and reaches the caller.
-        const state = sqlState(err);
-        if (state !== undefined && RETRIED_STATES.has(state) && attempt <= TRANSIENT_RETRIES) continue;
-        throw err;
-      }
-    }
-  };
+  // The transaction was rolled back whole, so running it again is safe. A deadlock or
+  // serialization failure is transient. A unique violation means another instance inserted the same
+  // thing after this transaction looked for it (check-then-insert under READ COMMITTED): run again,
+  // the check now sees it and answers as it would on SQLite, where transactions run one at a time.
+  // A real duplicate fails again and reaches the caller.
+  const transact: Transact = (work) => retryingRaces(() => db.transaction().execute(work), RETRIED_STATES);
 
   const coordination: Coordination = {
     async lock(tx: Executor, name: string) {
