@@ -7,6 +7,7 @@ import {
   DEFAULT_REDACT_LABEL,
   type FilterAction,
 } from "./content-filters.js";
+import { BUILTIN_RANK, CUSTOM_RANK, type RankedSpan, resolveOverlaps } from "./overlaps.js";
 import type { EffectivePolicy } from "./policy.js";
 
 type CustomSet = ReturnType<typeof RE2.Set>;
@@ -28,6 +29,8 @@ export interface ActiveFilter {
   label: string;
   /** Scan only the user's messages (the prompt-injection builtin's `user_only` scope). */
   userOnly: boolean;
+  /** Where matches overlap, the most specific filter labels them (overlaps.ts). */
+  rank: number;
   find: Detector;
   /** Custom patterns: the same search on the text's UTF-8 bytes, converted once per text. */
   findInBytes?: (text: string, bytes: Buffer) => Span[];
@@ -77,6 +80,7 @@ export function compileFilters(
     action: f.action,
     label: builtinLabel(f.slug),
     userOnly: f.scan_scope === "user_only",
+    rank: BUILTIN_RANK[f.slug],
     find: detectors[f.slug],
   }));
   const custom = policy.content_filters.map((f) => {
@@ -86,6 +90,7 @@ export function compileFilters(
       action: f.action,
       label: f.label ?? DEFAULT_REDACT_LABEL,
       userOnly: false,
+      rank: CUSTOM_RANK,
       find: (text: string) => findInBytes(text, Buffer.from(text, "utf8")),
       findInBytes,
     };
@@ -116,17 +121,11 @@ export interface ScanResult {
   replacements: { text: ChatText; value: string }[];
 }
 
-interface LabelledSpan extends Span {
-  label: string;
-}
-
-/** Replaces each span with its label; where spans overlap, the earlier (then the longer) one wins. */
-function redact(text: string, spans: LabelledSpan[], json: boolean): string {
-  spans.sort((a, b) => a.start - b.start || b.end - a.end);
+/** Replaces each span with its label; overlapping matches become one span (overlaps.ts). */
+function redact(text: string, spans: RankedSpan[], json: boolean): string {
   let out = "";
   let at = 0;
-  for (const s of spans) {
-    if (s.start < at) continue;
+  for (const s of resolveOverlaps(spans)) {
     // Inside tool-call arguments the label lands in a JSON string: escape it so the JSON stays valid.
     out += text.slice(at, s.start) + (json ? JSON.stringify(s.label).slice(1, -1) : s.label);
     at = s.end;
@@ -146,7 +145,7 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
   const offset = filters.builtins.length;
   for (const text of texts) {
     if (text.text.length === 0) continue;
-    const toRedact: LabelledSpan[] = [];
+    const toRedact: RankedSpan[] = [];
     const bytes = filters.custom.length > 0 ? Buffer.from(text.text, "utf8") : undefined;
     const run = (index: number, filter: ActiveFilter) => {
       if (filter.userOnly && text.role !== "user") return;
@@ -154,7 +153,8 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
         filter.findInBytes && bytes ? filter.findInBytes(text.text, bytes) : filter.find(text.text);
       if (spans.length === 0) return;
       counts[index] = (counts[index] ?? 0) + spans.length;
-      if (filter.action === "redact") for (const s of spans) toRedact.push({ ...s, label: filter.label });
+      if (filter.action === "redact")
+        for (const s of spans) toRedact.push({ ...s, label: filter.label, rank: filter.rank });
     };
     for (const [i, f] of filters.builtins.entries()) run(i, f);
     if (filters.customSet) {

@@ -208,8 +208,8 @@ describe("detector rules", () => {
     assert.deepEqual(found("person-name", "George Washington University"), []);
   });
 
-  it("addresses: a street type alone, or a number that counts something, is not an address", () => {
-    assert.deepEqual(found("address", "Ship to 221B Baker Street, London."), ["221B Baker Street"]);
+  it("addresses: the place after a street belongs to it; a street type alone, or a number that counts something, is not an address", () => {
+    assert.deepEqual(found("address", "Ship to 221B Baker Street, London."), ["221B Baker Street, London"]);
     assert.deepEqual(found("address", "Over 200 Wall Street firms"), []);
     assert.deepEqual(found("address", "5 Star Plaza Hotel"), []);
     assert.deepEqual(found("address", "Springfield, IL 62704"), ["Springfield, IL 62704"]);

@@ -1,5 +1,12 @@
 import type { Span } from "../content-scan.js";
+import { ENGLISH_WORD_SET, nameKey } from "./name-data.js";
 import { collect, isAsciiLetter, isDigit, lowerBefore, normalizeSpans, whole } from "./spans.js";
+import {
+  AMBIGUOUS_STREET_TYPES,
+  alternation,
+  TYPE_FIRST_STREET_TYPES,
+  UNAMBIGUOUS_STREET_TYPES,
+} from "./street-types.js";
 
 /**
  * Postal addresses, in the forms that carry their own evidence:
@@ -16,12 +23,9 @@ import { collect, isAsciiLetter, isDigit, lowerBefore, normalizeSpans, whole } f
  * words (Drive, Court, Place, Way, Square, Trail, ...), unless a comma and a place, a unit, or an
  * address cue (`at`, `to`, `address`, `:`) is beside it.
  */
-const UNAMBIGUOUS_TYPES =
-  "Street|St|Avenue|Ave|Av|Road|Rd|Boulevard|Blvd|Lane|Ln|Highway|Hwy|Parkway|Pkwy|Dr|Ct|Pl|Sq|Ter|Cir|Trl|Cres|Expressway|Expy|Freeway|Fwy";
-const AMBIGUOUS_TYPES =
-  "Drive|Court|Place|Terrace|Way|Circle|Square|Trail|Crescent|Close|Row|Alley|Plaza|Loop|Walk|Gardens|Green|Hill|Mews|Grove|Rise|View";
-const ROMANCE_TYPES =
-  "Rue|Avenue|Avenida|Calle|Carrer|Via|Viale|Piazza|Corso|Rua|Paseo|Boulevard|Chemin|Quai|Largo|Praça|Impasse|Allée";
+const UNAMBIGUOUS_TYPES = alternation(UNAMBIGUOUS_STREET_TYPES);
+const AMBIGUOUS_TYPES = alternation(AMBIGUOUS_STREET_TYPES);
+const ROMANCE_TYPES = alternation(TYPE_FIRST_STREET_TYPES);
 const PARTICLES = "(?:(?:de|del|della|delle|dei|di|da|do|dos|das|du|des|la|le|les|el)[ ]{1,2}|l'|d'){0,2}";
 const CAPITALIZED = String.raw`\p{Lu}\p{Ll}{1,25}`;
 const CANADIAN_PROVINCES = "AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT";
@@ -33,7 +37,10 @@ const CANADIAN_PROVINCES = "AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT";
  */
 const NUMBER_LAST_PREFIX =
   `(?:(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:[ ]{1,2}${CAPITALIZED}){0,2},?` +
-  String.raw`|\p{Lu}\p{Ll}{2,30}(?:straße|strasse|str\.|weg|gasse|platz|allee))[ ]{1,2}`;
+  String.raw`|\p{Lu}\p{Ll}{2,30}(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|steig|pfad|chaussee|markt|graben|stieg)` +
+  String.raw`|\p{Lu}\p{Ll}{2,30}[ ](?:Str\.|Straße|Strasse|Weg|Allee|Platz|Gasse|Ring|Damm)` +
+  String.raw`|(?:\p{Lu}[\p{Ll}.]{1,20}-){1,4}(?:Str\.|Straße|Strasse|Allee|Weg|Platz|Ring)` +
+  String.raw`|(?:Am|Im|An|Auf|In|Zum|Zur|Alter|Alte|Neue|Neuer|Hinter|Unter|Vor)[ ](?:der[ ]|dem[ ]|den[ ]|St\.[ ])?\p{Lu}\p{Ll}{2,30}(?:[ ]\p{Lu}\p{Ll}{2,30})?)[ ]{1,2}`;
 const PO_BOX_PREFIX = String.raw`\b(?:[Pp]\.?[ ]?[Oo]\.?|Post[ ]Office)[ ]{0,2}[Bb]ox[ ]{0,2}#?`;
 
 /**
@@ -46,12 +53,12 @@ const ADDRESS = new RegExp(
   [
     // 221B Baker Street, 1600 Pennsylvania Ave NW, 20 W 34th St, Apt 4B
     String.raw`(?<street>\b\d{1,6}(?:-\d{1,4})?[A-Za-z]?[ ]{1,2}(?:(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West)\.?[ ]{1,2})?` +
-      String.raw`(?:(?:\p{Lu}[\p{Ll}'’]{1,20}|\p{Lu}\.?|\d{1,3}(?:st|nd|rd|th))[ ]{1,2}){1,4}` +
+      String.raw`(?:(?:\p{Lu}[\p{Ll}'’]{1,20}(?:-\p{Lu}[\p{Ll}'’]{1,20})?|\p{Lu}\.?|\d{1,3}(?:st|nd|rd|th))[ ]{1,2}){1,4}` +
       `(?:(?<plainType>${UNAMBIGUOUS_TYPES})|(?<wordType>${AMBIGUOUS_TYPES}))\\b\\.?` +
       String.raw`(?:[ ]{1,2}(?:NE|NW|SE|SW|N|S|E|W)\b)?` +
       String.raw`(?<unit>,?[ ]{1,2}(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|#)\.?[ ]{0,2}#?[A-Za-z0-9-]{1,6})?)`,
     // 12 Rue de Rivoli
-    `\\b\\d{1,4}(?:[ ]?(?:bis|ter))?,?[ ]{1,2}(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}`,
+    `(?<typeFirst>\\b\\d{1,4}(?:[ ]?(?:bis|ter))?,?[ ]{1,2}(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:-${CAPITALIZED}){0,3}(?:[ ]{1,2}(?!(?:Apt|Suite|Appartamento|Piano)\\b)(?:[Dd][aeiu][ ]|[Dd]es[ ]|[Dd]u[ ])?${CAPITALIZED}(?:-(?:${CAPITALIZED}|qui|la|le|les|de|du|sur|en)){0,3}){0,3})`,
     // Via Roma 15, Calle Mayor 10, Hauptstraße 5, Lindenallee 23
     `(?<numberLast>\\b\\d{1,4}(?!\\d)(?<=\\p{Lu}[\\p{Ll}.]{1,30},?[ ]{1,2}\\d{1,4})(?<=${NUMBER_LAST_PREFIX}\\d{1,4})[a-zA-Z]?(?![\\p{L}\\p{N}]))`,
     // P.O. Box 1234, PO Box 12, Post Office Box 9
@@ -106,11 +113,46 @@ function keepStreet(
   if (NOT_A_HOUSE_NUMBER.test(before)) return null;
   const after = text.slice(end, end + 4);
   if (CAPITAL_AFTER.test(after)) return null;
-  // An ambiguous type (Drive, Court, Way, ...) needs a unit, a place after it or a cue before it.
+  // An ambiguous type (Drive, Court, Way, ...) needs a unit, a place after it, a cue before it, or
+  // a street name that is no everyday word (`7368 Odie Forge`, not `3 Blind Mice`).
   if (groups.wordType !== undefined && groups.unit === undefined && !CITY_AFTER.test(after)) {
-    if (!ADDRESS_CUE.test(before)) return null;
+    if (!ADDRESS_CUE.test(before) && !hasNameWord(m[0])) return null;
   }
-  return { start, end };
+  return { start, end: extendTail(text, end) };
+}
+
+/** A capitalized word of a street's name that is no common English word: a name, not a phrase. */
+function hasNameWord(street: string): boolean {
+  const words = street.match(/\p{Lu}\p{Ll}+/gu) ?? [];
+  // The last word is the street type.
+  return words.slice(0, -1).some((w) => !ENGLISH_WORD_SET.has(nameKey(w)));
+}
+
+const CITY_WORD = String.raw`\p{Lu}\p{Ll}[\p{L}'’.-]{0,30}(?!\p{N})`;
+const CITY_LINK = "(?:upon|on|under|over|by|sur|sous|le|la|les|de|del|della|di|im|am|an|der|en|nell'|sull')";
+const CITY = `${CITY_WORD}(?:[ ](?:${CITY_WORD}|${CITY_LINK})){0,4}`;
+const POSTCODE = String.raw`(?:[A-Z]{2}[ ]{1,2}\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z\d]{2}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d|\d{4,5}|\([A-Z]{2}\))`;
+/**
+ * What may follow a street and belongs to the address: a unit, then the place, in the orders
+ * people write it (`, North Ethan, CO 49682`, `, Upton Cassin PO05 9XX`, `, 75280 La Seyne-sur-Mer`).
+ */
+const TAIL = new RegExp(
+  String.raw`(?:,?[ ]{1,2}(?:(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Appartamento|Piano|Piso|Zimmer)\.?[ ]{0,2}#?[A-Za-z0-9-]{1,6}|\d{1,2}[ ](?:étage|OG|Stock)|\d{1,2}º[ ]?(?:Dcha\.|Izda\.|[A-Z])|Ático|Bajo|s\/n\.))?` +
+    String.raw`(?:,[ ]{1,2}(?:\d{4,5}[ ]{1,2}${CITY}|${CITY}(?:,?[ ]{1,2}${POSTCODE}(?![\p{L}\p{N}]))?))?`,
+  "uy",
+);
+
+function extendTail(text: string, end: number): number {
+  TAIL.lastIndex = end;
+  const m = TAIL.exec(text);
+  if (!m || m[0].length === 0) return end;
+  // A full stop after the place ends the sentence (`, London.`); after a short word it abbreviates (`St.`).
+  let tailEnd = end + m[0].length;
+  if (text.charCodeAt(tailEnd - 1) === 46) {
+    const word = /\p{L}+\.$/u.exec(text.slice(Math.max(end, tailEnd - 8), tailEnd));
+    if (word === null || word[0].length > 4) tailEnd--;
+  }
+  return tailEnd;
 }
 
 /** The span of a form whose words come before its first digit: found by `prefix`, anchored at the end. */
@@ -144,7 +186,12 @@ export function findAddresses(text: string): Span[] {
   const spans = collect(ADDRESS, text, (m) => {
     const groups = m.groups ?? {};
     if (groups.street !== undefined) return keepStreet(text, m, groups);
-    if (groups.numberLast !== undefined) return withPrefix(text, m, NUMBER_LAST_START, 100);
+    if (groups.numberLast !== undefined) {
+      const span = withPrefix(text, m, NUMBER_LAST_START, 100);
+      return span && { start: span.start, end: extendTail(text, span.end) };
+    }
+    if (groups.typeFirst !== undefined)
+      return { start: m.index, end: extendTail(text, m.index + m[0].length) };
     if (groups.poBox !== undefined) return withPrefix(text, m, PO_BOX_START, 24);
     if (groups.uk !== undefined) return keepUkPostcode(text, m);
     if (groups.zip !== undefined) return keepZip(text, m);

@@ -97,16 +97,30 @@ export const NOT_A_NAME = words(`
   customer customers user users client clients member members admin support staff manager management
   required optional unknown none n/a premium standard basic pro free stable critical serious pending
   active inactive new test demo sample example field value details information name patient
+  san santa santo sao são el los las sri saint sainte fort port mount lake hong abu kuala tel puerto
+  costa nueva nuevo rio
+`);
+
+/**
+ * Given names of the public lists that, in prompts, more often name a product, a language, a model
+ * or a brand (`Claude Sonnet`, `Azure Functions`, `Tesla Model 3`): like common words, they read as
+ * a name only beside a clear surname (`Claude Dupont`).
+ */
+export const NOT_FIRST_NAME = words(`
+  azure jenkins django deno haskell perl lua siri cortana gemini claude tesla mercedes porsche ford
+  lincoln dodge lexus audi kia bentley harley dell sony apple cisco fedora safari edge brave vue spring
+  chrome alexa llama mistral grok copilot cursor jasper
 `);
 
 /** Titles written before a name, with or without a period. */
 export const HONORIFICS = words(`
   Mr Mrs Ms Mx Miss Dr Sir Dame Lady Lord Professor Reverend Captain Judge Senator Herr Frau Mme Mlle
+  Signor Signora Señor Señora Monsieur Madame Mademoiselle Dott Dottssa
 `);
 
 /** Abbreviated titles that are also ordinary words or codes (Rep, Gen, Col): only with a period. */
 export const DOTTED_HONORIFICS = words(`
-  Prof Rev Fr Sr Sra Srta Capt Sgt Lt Col Gen Hon Sen Rep Gov Det Insp Supt
+  Prof Rev Fr Sr Sra Srta Sta Capt Sgt Lt Col Gen Hon Sen Rep Gov Det Insp Supt Ing Avv Sig Dña Dott M
 `);
 
 /** One lookup per word instead of one per list: the lists a capitalized word belongs to. */
@@ -116,6 +130,7 @@ export const INSTITUTION = 4;
 export const FILLER = 8;
 export const TITLE = 16;
 export const DOTTED_TITLE = 32;
+export const NOT_FIRST = 64;
 
 export const WORD_FLAGS = new Map<string, number>();
 for (const [list, flag] of [
@@ -125,6 +140,7 @@ for (const [list, flag] of [
   [NOT_A_NAME, FILLER],
   [HONORIFICS, TITLE],
   [DOTTED_HONORIFICS, DOTTED_TITLE],
+  [NOT_FIRST_NAME, NOT_FIRST],
 ] as const) {
   for (const word of list) WORD_FLAGS.set(word, (WORD_FLAGS.get(word) ?? 0) | flag);
 }

@@ -1,15 +1,16 @@
 import type { Span } from "../content-scan.js";
+import { ENGLISH_WORD_SET, FOREIGN_WORD_SET, GIVEN_NAME_SET, nameKey, SURNAME_SET } from "./name-data.js";
 import {
   DOTTED_TITLE,
   FILLER,
   GIVEN,
-  GIVEN_NAMES,
   INSTITUTION,
+  NOT_FIRST,
   SURNAME_STOP,
   TITLE,
   WORD_FLAGS,
 } from "./name-lists.js";
-import { isAsciiLetter, lowerBefore } from "./spans.js";
+import { isAsciiLetter, isDigit, lowerBefore } from "./spans.js";
 
 /**
  * Person names. A name has no checksum, so this detector looks for what makes a capitalized word a
@@ -20,16 +21,26 @@ import { isAsciiLetter, lowerBefore } from "./spans.js";
  *    that fills such slots without being a name (`Customer: Premium Tier`, `Regards, The Team`);
  * 3. a greeting, sign-off or verb of contact (`Hi`, `Dear`, `Thanks,`, `ask`, `spoke with`) before a
  *    listed given name;
- * 4. a listed given name followed by a capitalized surname (`Michael Thompson`, `Kevin O'Brien`),
- *    unless the second word is a place, institution or title word (`Jordan River`, `Austin Texas`,
- *    `Elizabeth Line`) or a further word makes the whole an institution (`George Washington
- *    University`).
+ * 4. a given name followed by a surname (`Michael Thompson`, `Donavon Prohaska`), read from public
+ *    name statistics (name-data.ts): a given name of the SSA's lists, then a capitalized word that is
+ *    a census surname or no common English word. A given name that is also a common word or a
+ *    product (`Ruby`, `Summer`, `Claude`) needs a surname that is no common word (`Ruby Dietrich`,
+ *    not `Summer Sale`); places, institutions and title words never follow (`Jordan River`,
+ *    `Austin Texas`, `Elizabeth Line`), a further word can make the whole an institution (`George
+ *    Washington University`), and a house number before it makes it a street (`131 Heidi Mill`);
+ * 5. two capitalized words that are no common English words, the second a census surname or
+ *    unknown, after a word that introduces a person (`with`, `to`, `for`, `by`, `met`, `told`):
+ *    names from outside the lists (`with Olaf Goyette`, `to Ximena Gaytán`).
  * Case matters: names written in lower case or all capitals are not found.
  */
-const NAME_WORD = String.raw`\p{Lu}\p{Ll}{0,30}(?:['’]\p{Lu}?\p{Ll}{1,30}|\p{Lu}\p{Ll}{1,30})?(?:-\p{Lu}\p{Ll}{1,30})?`;
+// A capitalized word, not the start of an all-capitals one (`OHG`, `SPA`).
+const NAME_WORD = String.raw`\p{Lu}\p{Ll}{0,30}(?:['’]\p{Lu}?\p{Ll}{1,30}|\p{Lu}\p{Ll}{1,30})?(?:-\p{Lu}\p{Ll}{1,30})?(?![\p{L}\p{N}])`;
 const WORD = new RegExp(NAME_WORD, "gu");
-/** The next name part: one to three spaces, then an initial (`J.`) or a capitalized word. */
-const NEXT = new RegExp(String.raw`[ \t]{1,3}(?:(\p{Lu})\.?(?=[ \t])|(${NAME_WORD}))`, "uy");
+/** The next name part: one to three spaces, then an initial (`J.`), or a capitalized word after an optional particle (`De Masi`, `van der Berg`). */
+const NEXT = new RegExp(
+  String.raw`[ \t]{1,3}(?:(\p{Lu})\.?(?=[ \t])|(?:(?:[Dd][aeiu]|[Dd]el|[Dd]ella|[Dd]os|[Vv]an|[Vv]on|[Vv]an der|[Vv]an den|[Dd]e la|[Ll]e|[Ll]a|[Dd]u)[ \t])?(${NAME_WORD}))`,
+  "uy",
+);
 
 const STRONG_CUE =
   /(?:\bmy name is|\bmy name's|\bname is|\bname|\bpatient|\bcustomer|\bemployee|\bcandidate|\bapplicant|\btenant|\bcontact|\battn|\battention|\bsigned|\bsigned by|\bapproved by|\bauthor|\bregards|\bsincerely|\bowner|\bassignee|\breporter)[ \t]{0,2}[:,—-]?[ \t]*\r?\n?[ \t]*$/;
@@ -40,17 +51,59 @@ function flagsOf(word: string): number {
   return WORD_FLAGS.get(word) ?? 0;
 }
 
-/** A listed given name; accents are optional in the list (José, Zoë are compared without them). */
-function isGiven(word: string, flags: number): boolean {
-  if (flags & GIVEN) return true;
-  for (let i = 1; i < word.length; i++) {
-    if (word.charCodeAt(i) > 127)
-      return GIVEN_NAMES.has(word.normalize("NFD").replace(/[\u0300-\u036f]/g, ""));
-  }
-  return false;
+/** A given name of the lists (the hand list, then the SSA's). */
+function isGiven(word: string, flags: number, key: string): boolean {
+  if (flags & GIVEN || GIVEN_NAME_SET.has(key)) return true;
+  // Both halves: `Jean-Pierre` is a given name, `Davis-Schulist` a double surname.
+  const hyphen = word.indexOf("-");
+  return (
+    hyphen > 0 &&
+    GIVEN_NAME_SET.has(nameKey(word.slice(0, hyphen))) &&
+    GIVEN_NAME_SET.has(nameKey(word.slice(hyphen + 1)))
+  );
+}
+
+/** A census surname; `Goodwin-Cummings` when both halves are. */
+function isSurname(word: string, key: string): boolean {
+  if (SURNAME_SET.has(key)) return true;
+  const hyphen = word.indexOf("-");
+  return (
+    hyphen > 0 &&
+    SURNAME_SET.has(nameKey(word.slice(0, hyphen))) &&
+    SURNAME_SET.has(nameKey(word.slice(hyphen + 1)))
+  );
+}
+
+/** A word of ordinary English, or a listed product: as a given name it needs a clear surname. */
+function isOrdinary(key: string, flags: number): boolean {
+  return ENGLISH_WORD_SET.has(key) || (flags & NOT_FIRST) !== 0;
+}
+
+/** A word of ordinary writing in English or another European language: no surname unless listed. */
+function isAnyOrdinary(key: string, flags: number): boolean {
+  return isOrdinary(key, flags) || FOREIGN_WORD_SET.has(key);
+}
+
+/** The word after a given name reads as its surname (rule 4). */
+function surnameFits(word: string, flags: number, firstOrdinary: boolean): boolean {
+  if (flags & (FILLER | SURNAME_STOP)) return false;
+  const key = nameKey(word);
+  const ordinary = isAnyOrdinary(key, flags);
+  const surname = isSurname(word, key);
+  return firstOrdinary ? surname && !ordinary : !ordinary || surname;
+}
+
+/** A house number and spaces just before `start`: the words are a street's name. */
+function afterHouseNumber(text: string, start: number): boolean {
+  let i = start - 1;
+  while (i >= 0 && text.charCodeAt(i) === 32) i--;
+  if (i === start - 1) return false;
+  while (i >= 0 && isAsciiLetter(text.charCodeAt(i)) && start - i < 6) i--;
+  return isDigit(text.charCodeAt(i));
 }
 
 interface Part {
+  word: string;
   flags: number;
   end: number;
   initial: boolean;
@@ -67,27 +120,31 @@ function partsAfter(text: string, from: number, max: number): Part[] {
     at = m.index + m[0].length;
     const word = m[2];
     const flags = word === undefined ? 0 : flagsOf(word);
-    parts.push({ flags, end: at, initial: word === undefined });
+    parts.push({ word: word ?? "", flags, end: at, initial: word === undefined });
     if (flags & FILLER) break;
   }
   return parts;
 }
 
 /**
- * The end of a name whose first word is read: the next word is the surname unless it is a place,
- * institution or title word; more words extend it (Martin Luther King) unless one of them makes the
- * whole an institution (George Washington University). Initials may stand between.
+ * The end of a name whose first word is read: the next word must fit as a surname (`fits`); more
+ * words extend it (Martin Luther King, Mónica Quintana Zamudio) while they are surnames or no
+ * common words, unless one of them makes the whole an institution (George Washington University).
+ * Initials may stand between.
  */
-function surnameEnd(parts: Part[]): number | null {
+function surnameEnd(parts: Part[], fits: (p: Part) => boolean): number | null {
   let end: number | null = null;
   for (const p of parts) {
     if (p.initial) continue;
     if (end !== null && p.flags & INSTITUTION) return null;
-    if (p.flags & (FILLER | SURNAME_STOP)) break;
+    if (end === null ? !fits(p) : !surnameFits(p.word, p.flags, false)) break;
     end = p.end;
   }
   return end;
 }
+
+/** The given name's own test of a surname, and the looser one after an honorific or a label. */
+const anySurname = (p: Part) => (p.flags & (FILLER | SURNAME_STOP)) === 0;
 
 type Cue = "strong" | "weak" | null;
 
@@ -115,6 +172,10 @@ function cueCanPrecede(text: string, start: number): boolean {
   return !isAsciiLetter(text.charCodeAt(i - 2)) && ((a === 105 && b === 115) || (a === 98 && b === 121));
 }
 
+/** A word that introduces a person, just before a name of words outside the lists (rule 5). */
+const PERSON_LEAD =
+  /(?:^|[^a-z])(?:with|to|for|by|from|and|met|meet|called|asked|ask|told|tell|thank|thanks|cc|dear|hi|hello|invited|hired|emailed|texted|visited|saw|contact|contacted|named|ping|pinged|per|according to|mit|von|für|avec|pour|con|para)[ \t]{1,2}$/;
+
 export function findPersonNames(text: string): Span[] {
   const spans: Span[] = [];
   WORD.lastIndex = 0;
@@ -129,18 +190,35 @@ export function findPersonNames(text: string): Span[] {
     let end: number | null = null;
     const dot = text.charCodeAt(wordEnd) === 46;
     if (flags & TITLE || (dot && flags & DOTTED_TITLE)) {
-      end = surnameEnd(partsAfter(text, dot ? wordEnd + 1 : wordEnd, 4));
+      end = surnameEnd(partsAfter(text, dot ? wordEnd + 1 : wordEnd, 4), anySurname);
     } else if (flags & FILLER) {
       continue;
-    } else if (isGiven(word, flags)) {
-      const parts = partsAfter(text, wordEnd, 3);
-      // "Austin Texas", "Jordan River": the given name is part of a place.
-      const next = parts[0];
-      if (next && !next.initial && next.flags & SURNAME_STOP) continue;
-      // With a surname it is a name; alone, only after a cue (Hi David, Thanks, Priya).
-      end = surnameEnd(parts) ?? (cueBefore(text, start) !== null ? wordEnd : null);
-    } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
-      end = surnameEnd(partsAfter(text, wordEnd, 3));
+    } else {
+      const key = nameKey(word);
+      const ordinary = isOrdinary(key, flags);
+      if (isGiven(word, flags, key) && !afterHouseNumber(text, start)) {
+        const parts = partsAfter(text, wordEnd, 3);
+        // "Austin Texas", "Jordan River": the given name is part of a place.
+        const next = parts[0];
+        if (next && !next.initial && next.flags & SURNAME_STOP) continue;
+        end = surnameEnd(parts, (p) => surnameFits(p.word, p.flags, ordinary));
+        if (end === null) {
+          // Alone, only after a cue (Hi David, Thanks, Priya); a name that is also a word, after a label.
+          const cue = cueBefore(text, start);
+          if (cue === "strong" || (cue === "weak" && !ordinary)) end = wordEnd;
+        }
+      } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
+        end = surnameEnd(partsAfter(text, wordEnd, 3), anySurname);
+      } else if (
+        !isAnyOrdinary(key, flags) &&
+        PERSON_LEAD.test(lowerBefore(text, start, 16)) &&
+        !afterHouseNumber(text, start)
+      ) {
+        end = surnameEnd(partsAfter(text, wordEnd, 3), (p) => {
+          if (p.flags & (FILLER | SURNAME_STOP)) return false;
+          return !isAnyOrdinary(nameKey(p.word), p.flags);
+        });
+      }
     }
     if (end !== null) {
       spans.push({ start, end });

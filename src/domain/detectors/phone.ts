@@ -65,6 +65,18 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   return { start, end };
 }
 
+/** An extension written after the number (`x6280`, `ext. 12`, `extension 4411`) belongs to it. */
+const EXTENSION = /[ ]{0,2}(?:x|ext\.?|extension)[ ]{0,2}\d{1,6}(?!\d)/iy;
+/** `047-75-5024`: the area-group-serial shape of an SSN, which no phone numbering plan uses. */
+const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
+
 export function findPhones(text: string): Span[] {
-  return collect(PHONE, text, (m) => keep(text, m));
+  return collect(PHONE, text, (m) => {
+    if (SSN_SHAPE.test(m[0])) return null;
+    const span = keep(text, m);
+    if (span === null) return null;
+    EXTENSION.lastIndex = span.end;
+    const ext = EXTENSION.exec(text);
+    return ext ? { start: span.start, end: span.end + ext[0].length } : span;
+  });
 }

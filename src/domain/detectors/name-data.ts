@@ -1,0 +1,46 @@
+import { ENGLISH_WORDS_DATA } from "./word-data/english-words.js";
+import { FOREIGN_WORDS_DATA } from "./word-data/foreign-words.js";
+import { GIVEN_NAMES_DATA } from "./word-data/given-names.js";
+import { SURNAMES_DATA } from "./word-data/surnames.js";
+
+/**
+ * The public name statistics behind the person-name detector (word-data/SOURCES.md): about 40,000 US
+ * given names (Social Security Administration), 88,799 US surnames (Census Bureau, 1990) and
+ * 40,000 common English words (SCOWL) with the commonest words of six other European languages.
+ * All lower case, ASCII; looked up with `nameKey`.
+ */
+
+function setOf(data: string): Set<string> {
+  return new Set(data.split(" "));
+}
+
+export const GIVEN_NAME_SET = setOf(GIVEN_NAMES_DATA);
+export const SURNAME_SET = setOf(SURNAMES_DATA);
+/** Words of ordinary writing: a capitalized one starts a sentence or a title more often than a name. */
+export const ENGLISH_WORD_SET = setOf(ENGLISH_WORDS_DATA);
+/**
+ * The same in six other languages. Many given names are words there (`Blanca`, `Leone`, `Paula`), so
+ * this set judges only the words after a given name, and names from outside the lists.
+ */
+export const FOREIGN_WORD_SET = setOf(FOREIGN_WORDS_DATA);
+
+/**
+ * The form a word is looked up in: lower case, a possessive `'s` dropped, accents and apostrophes
+ * removed (`José` → `jose`, `O'Brien` → `obrien`, as the census writes it).
+ */
+export function nameKey(word: string): string {
+  let w = word;
+  const n = w.length;
+  if (
+    n > 2 &&
+    (w.charCodeAt(n - 2) === 39 || w.charCodeAt(n - 2) === 0x2019) &&
+    (w.charCodeAt(n - 1) | 32) === 115
+  )
+    w = w.slice(0, n - 2);
+  w = w.toLowerCase();
+  for (let i = 0; i < w.length; i++) {
+    const c = w.charCodeAt(i);
+    if (c > 122 || c < 97) return w.normalize("NFD").replace(/[^a-z]/g, "");
+  }
+  return w;
+}

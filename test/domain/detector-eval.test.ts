@@ -1,0 +1,166 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { BUILTIN_SLUGS, builtinLabel } from "../../src/domain/content-filters.js";
+import { DETECTORS } from "../../src/domain/detectors/index.js";
+import { BUILTIN_RANK, type LabelledSpan, resolveOverlaps } from "../../src/domain/overlaps.js";
+import { type Case, generate } from "./detector-eval/generate.js";
+import { development, type EvalSlug, heldOut } from "./detector-eval/sentences.js";
+
+/**
+ * The builtin detectors on text that nobody here wrote the values of (docs/detectors.md,
+ * "Evaluation on generated text"): our sentences filled with names, addresses, phone numbers,
+ * cards, SSNs, addresses and keys from @faker-js/faker in seven locales, plus hard negatives. Every
+ * builtin runs on `redact`, as in a dry run, and overlapping matches are labelled as the gateway
+ * labels them (docs/detectors.md, "When two filters match the same text"). A value counts as found
+ * only when every word of it is redacted under its own slug's label (a street left beside
+ * `[ADDRESS]` is a miss); a redaction under a slug's label that covers no value of that slug is a
+ * false positive. The development set was used while building the detectors; the held-out set
+ * never was, and must meet the same floors.
+ */
+
+const SLUGS: EvalSlug[] = [
+  "email",
+  "phone",
+  "ssn",
+  "credit-card",
+  "ip-address",
+  "secrets",
+  "person-name",
+  "address",
+];
+const CONTEXTUAL: EvalSlug[] = ["person-name", "address"];
+/**
+ * The target for names and addresses is 0.90 (docs/detectors.md); measured now: 0.85-0.88 on both
+ * sets. The floor guards what is reached against regressions until the target is met.
+ */
+const recallFloor = (slug: EvalSlug) => (CONTEXTUAL.includes(slug) ? 0.84 : 0.95);
+const precisionFloor = (slug: EvalSlug) => (CONTEXTUAL.includes(slug) ? 0.94 : 0.95);
+/** Words of a value that identify nobody: honorifics and generational or degree suffixes. */
+const AFFIXES = new Set([
+  "mr",
+  "mrs",
+  "ms",
+  "miss",
+  "m",
+  "mme",
+  "mlle",
+  "dott",
+  "ing",
+  "sig",
+  "sra",
+  "sta",
+  "dr",
+  "jr",
+  "sr",
+  "i",
+  "ii",
+  "iii",
+  "iv",
+  "v",
+  "md",
+  "dds",
+  "phd",
+  "dvm",
+  "prof",
+]);
+
+function redactAll(text: string): LabelledSpan[] {
+  const spans = BUILTIN_SLUGS.flatMap((slug) =>
+    DETECTORS[slug](text).map((s) => ({ ...s, label: builtinLabel(slug), rank: BUILTIN_RANK[slug] })),
+  );
+  return resolveOverlaps(spans);
+}
+
+interface Score {
+  slug: EvalSlug;
+  values: number;
+  found: number;
+  predicted: number;
+  falsePositives: number;
+  misses: string[];
+  wrong: string[];
+}
+
+function covered(spans: LabelledSpan[], label: string, start: number, end: number, text: string): boolean {
+  const words = /[\p{L}\p{N}]+/gu;
+  const value = text.slice(start, end);
+  for (let m = words.exec(value); m !== null; m = words.exec(value)) {
+    if (AFFIXES.has(m[0].toLowerCase())) continue;
+    const a = start + m.index;
+    const b = a + m[0].length;
+    if (!spans.some((s) => s.label === label && s.start <= a && s.end >= b)) return false;
+  }
+  return true;
+}
+
+function score(cases: Case[]): Score[] {
+  const scores = new Map<EvalSlug, Score>(
+    SLUGS.map((slug) => [
+      slug,
+      { slug, values: 0, found: 0, predicted: 0, falsePositives: 0, misses: [], wrong: [] },
+    ]),
+  );
+  for (const c of cases) {
+    const spans = redactAll(c.text);
+    for (const e of c.entities) {
+      const s = scores.get(e.slug) as Score;
+      s.values++;
+      if (covered(spans, builtinLabel(e.slug), e.start, e.end, c.text)) s.found++;
+      else s.misses.push(c.text);
+    }
+    for (const span of spans) {
+      const slug = SLUGS.find((x) => builtinLabel(x) === span.label);
+      if (slug === undefined) continue;
+      const s = scores.get(slug) as Score;
+      s.predicted++;
+      const hit = c.entities.some((e) => e.slug === slug && e.start < span.end && span.start < e.end);
+      if (!hit) {
+        s.falsePositives++;
+        s.wrong.push(`${c.text.slice(span.start, span.end)}  in  ${c.text}`);
+      }
+    }
+  }
+  return [...scores.values()];
+}
+
+const precisionOf = (s: Score) => (s.predicted === 0 ? 1 : (s.predicted - s.falsePositives) / s.predicted);
+const recallOf = (s: Score) => (s.values === 0 ? 1 : s.found / s.values);
+
+function table(title: string, rows: Score[]): string {
+  const lines = rows.map((r) =>
+    [
+      r.slug.padEnd(12),
+      String(r.values).padStart(7),
+      String(r.found).padStart(6),
+      String(r.falsePositives).padStart(10),
+      recallOf(r).toFixed(3).padStart(7),
+      precisionOf(r).toFixed(3).padStart(10),
+    ].join(" "),
+  );
+  return [title, "slug          values  found  false pos.  recall  precision", ...lines].join("\n");
+}
+
+for (const [name, sets, seed, rounds] of [
+  ["development", development, 1, 3],
+  ["held-out", heldOut, 20261124, 4],
+] as const) {
+  describe(`detectors on generated text, ${name} set (docs/detectors.md#evaluation-on-generated-text)`, () => {
+    const rows = score(generate(sets, seed, rounds));
+    it("prints recall and precision per slug", () => {
+      console.log(`\n${table(`${name} set`, rows)}\n`);
+      assert.ok(rows.every((r) => r.values > 0));
+    });
+    for (const r of rows) {
+      it(`${r.slug}: recall at least ${recallFloor(r.slug)}, precision at least ${precisionFloor(r.slug)}`, () => {
+        assert.ok(
+          recallOf(r) >= recallFloor(r.slug),
+          `recall ${recallOf(r).toFixed(3)}; missed, for example:\n${r.misses.slice(0, 15).join("\n")}`,
+        );
+        assert.ok(
+          precisionOf(r) >= precisionFloor(r.slug),
+          `precision ${precisionOf(r).toFixed(3)}; wrongly redacted, for example:\n${r.wrong.slice(0, 15).join("\n")}`,
+        );
+      });
+    }
+  });
+}
