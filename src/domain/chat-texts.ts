@@ -1,7 +1,13 @@
+import { isUtf8 } from "node:buffer";
+import { invalidRequest } from "./errors.js";
+
 /**
- * The texts a chat completion request carries to the model (decisions §6: every message and role,
- * string and array content parts, tool-call arguments), and the same request with some of them
- * replaced (redaction). Pure: the request is never mutated.
+ * The texts a chat completion request carries to the provider, and the same request with some of
+ * them replaced (redaction). The rule is inverted: every string of the request is a text, wherever
+ * it sits (messages, tools, tool_choice, response_format, prediction, unknown pass-through fields),
+ * except a short allow-list of values that are not text: routing fields, enums, ids, links and
+ * binary payloads (docs/gateway.md#what-is-scanned). Pure: the request is never mutated, and a
+ * redacted copy shares every subtree it did not change.
  */
 
 /** The parts of an OpenAI-style chat request that the gateway reads; everything else passes through. */
@@ -19,89 +25,666 @@ export interface ChatBody {
   [other: string]: unknown;
 }
 
-/** Where a text sits in the request: which message, and which slot of it. */
-export type TextSlot =
-  | { kind: "content" }
-  | { kind: "part"; part: number }
-  | { kind: "tool_call"; call: number }
-  | { kind: "function_call" };
+/** Deeper than this many nested objects and arrays, a request is refused (400). */
+export const MAX_NESTING = 128;
+/** More strings to scan than this, and a request is refused (400): a bound on one request's work. */
+export const MAX_TEXTS = 50_000;
+
+/**
+ * The role given to texts outside the messages (tool definitions, response_format, prediction, ...):
+ * the application writes them, not its end user, so a `user_only` scan scope leaves them out.
+ */
+export const REQUEST_ROLE = "developer";
+
+type Container = Record<string, unknown> | unknown[];
+
+/** An object or array on the way from the request (the root) to a string. */
+export interface PathNode {
+  readonly value: Container;
+  readonly parent: PathNode | null;
+  /** Where `value` sits in the parent ("" for the root). */
+  readonly key: string | number;
+}
+
+/** A `data:` URL whose payload is text: how to decode it and encode a changed text back. */
+interface DataUrl {
+  /** Everything up to and including the comma. */
+  head: string;
+  encoding: "base64" | "percent" | "plain";
+  charset: "utf8" | "latin1";
+}
+
+/** Where a text sits, enough to write a replacement back (or to name the place in a refusal). */
+export interface TextPlace {
+  /** The object or array holding the string, or the object whose property name is the text. */
+  node: PathNode;
+  key: string | number;
+  /** The text is the property name `key` itself, not its value. */
+  isKey?: true;
+  /** The string is a `data:` URL; the text is (or lies in) its decoded payload. */
+  dataUrl?: DataUrl;
+  /** The string (or decoded payload) is JSON; the text is the token at [start, end) of it. */
+  token?: { start: number; end: number };
+}
+
+/**
+ * - `text`: rewritten in place by a redaction;
+ * - `name`: a function, schema or participant name; `key`: a property name. Other parts of the
+ *   request (or the application) refer to these by their exact spelling, so they are scanned but
+ *   never rewritten: a redaction that matches one refuses the request instead.
+ */
+export type TextKind = "text" | "name" | "key";
 
 export interface ChatText {
-  message: number;
-  role: string;
-  slot: TextSlot;
   text: string;
-  /** Tool-call arguments are JSON text: a replacement must stay valid inside a JSON string. */
+  /** The role of the message it belongs to, or REQUEST_ROLE outside the messages. */
+  role: string;
+  /** The index of that message, or null outside the messages. */
+  message: number | null;
+  /** Raw JSON text that could not be parsed: a label put into it must be JSON-escaped. */
   json: boolean;
+  kind: TextKind;
+  place: TextPlace;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Every text of the request, in message order. */
+/* The allow-list. Each entry is a value that is not text; see docs/gateway.md#what-is-scanned. */
+
+/** Top-level fields skipped whole: routing and output settings, model slugs, enums, token ids. */
+const TOP_LEVEL_SKIPPED = new Set([
+  "model",
+  "models",
+  "provider",
+  "route",
+  "transforms",
+  "service_tier",
+  "reasoning_effort",
+  "verbosity",
+  "modalities",
+  "audio",
+  "logit_bias",
+  "stream",
+  "stream_options",
+]);
+/** Top-level fields that are enums when they are strings ("auto", "none", "required"). */
+const TOP_LEVEL_ENUMS = new Set(["tool_choice", "function_call"]);
+/** Values that are enums or opaque ids wherever the API uses these names. */
+const ENUM_OR_ID_FIELDS = new Set([
+  "type",
+  "role",
+  "id",
+  "tool_call_id",
+  "file_id",
+  "signature",
+  "encrypted_content",
+  "$ref",
+  "$schema",
+]);
+/** Objects whose property names are names (JSON Schema): every key is scanned, values are schemas. */
+const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+/** Fields whose whole content is data: every key and value is scanned, nothing is allow-listed. */
+const DATA_FIELDS = new Set(["enum", "const", "default", "examples", "metadata"]);
+
+/**
+ * The API's own field names (OpenAI and OpenRouter chat requests, JSON Schema keywords): the
+ * property names that are not scanned, outside name maps and data. Any other key is a name the
+ * caller chose and is scanned.
+ */
+const KNOWN_FIELDS = new Set([
+  ...TOP_LEVEL_SKIPPED,
+  ...ENUM_OR_ID_FIELDS,
+  ...NAME_MAPS,
+  ...DATA_FIELDS,
+  // requests and messages
+  "messages",
+  "content",
+  "name",
+  "refusal",
+  "reasoning",
+  "reasoning_content",
+  "reasoning_details",
+  "summary",
+  "text",
+  "data",
+  "format",
+  "index",
+  "tool_calls",
+  "function",
+  "function_call",
+  "arguments",
+  "tools",
+  "tool_choice",
+  "functions",
+  "parameters",
+  "strict",
+  "description",
+  "response_format",
+  "json_schema",
+  "schema",
+  "image_url",
+  "url",
+  "detail",
+  "input_audio",
+  "file",
+  "filename",
+  "file_data",
+  "input_text",
+  "output_text",
+  "annotations",
+  "url_citation",
+  "title",
+  "start_index",
+  "end_index",
+  "cache_control",
+  "ttl",
+  "prediction",
+  "max_tokens",
+  "max_completion_tokens",
+  "temperature",
+  "top_p",
+  "top_k",
+  "top_a",
+  "min_p",
+  "n",
+  "stop",
+  "seed",
+  "presence_penalty",
+  "frequency_penalty",
+  "repetition_penalty",
+  "logprobs",
+  "top_logprobs",
+  "parallel_tool_calls",
+  "include_usage",
+  "store",
+  "user",
+  "safety_identifier",
+  "prompt_cache_key",
+  "usage",
+  "include",
+  "plugins",
+  "effort",
+  "exclude",
+  "enabled",
+  "web_search_options",
+  "search_context_size",
+  "user_location",
+  "approximate",
+  "city",
+  "country",
+  "region",
+  "timezone",
+  // JSON Schema
+  "$id",
+  "$anchor",
+  "$comment",
+  "additionalProperties",
+  "required",
+  "items",
+  "prefixItems",
+  "additionalItems",
+  "contains",
+  "minContains",
+  "maxContains",
+  "pattern",
+  "minLength",
+  "maxLength",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
+  "dependentRequired",
+  "dependencies",
+  "propertyNames",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "allOf",
+  "anyOf",
+  "oneOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contentEncoding",
+  "contentMediaType",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "nullable",
+]);
+
+/** How the members of a container are read. */
+const STRUCT = 0; // the request's own structure: known fields are not scanned as names, enums skipped
+const NAMES = 1; // a JSON Schema name map: keys are names, values are schemas (STRUCT)
+const DATA = 2; // caller data: every key and value scanned
+const SKIPPED = 3; // allow-listed: only walked to bound the nesting
+type Mode = typeof STRUCT | typeof NAMES | typeof DATA | typeof SKIPPED;
+
+interface Frame {
+  node: PathNode;
+  /** Object keys, or null for an array. */
+  keys: string[] | null;
+  next: number;
+  depth: number;
+  mode: Mode;
+  role: string;
+  message: number | null;
+  /** For an array: the property it is the value of, so `"type": ["string", "null"]` stays an enum. */
+  field: string;
+}
+
+/** JSON pointer of a place (RFC 6901); `key` appended when given. */
+function pointerOf(node: PathNode, key?: string | number): string {
+  const parts: string[] = key === undefined ? [] : [String(key)];
+  for (let n: PathNode | null = node; n?.parent; n = n.parent) parts.push(String(n.key));
+  let out = "";
+  for (let i = parts.length - 1; i >= 0; i--)
+    out += `/${(parts[i] as string).replaceAll("~", "~0").replaceAll("/", "~1")}`;
+  return out;
+}
+
+/**
+ * Where a text sits, as a JSON pointer into the request. A property name is pointed at through the
+ * object that holds it, and a token of JSON text through that string: the pointer never repeats
+ * the text itself, so it can go into a refusal.
+ */
+export function textPointer(text: ChatText): string {
+  const { node, key, isKey } = text.place;
+  return isKey ? pointerOf(node) : pointerOf(node, key);
+}
+
+/* data: URLs (RFC 2397). */
+
+const MIME = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** A header longer than this is not a data: URL header (and a huge string is not searched for one). */
+const MAX_DATA_HEAD = 512;
+
+function isTextMime(mime: string): boolean {
+  if (mime === "" || mime.startsWith("text/")) return true;
+  if (mime.endsWith("+json") || mime.endsWith("+xml")) return true;
+  return [
+    "application/json",
+    "application/ld+json",
+    "application/x-ndjson",
+    "application/jsonl",
+    "application/xml",
+    "application/javascript",
+    "application/ecmascript",
+    "application/x-javascript",
+    "application/yaml",
+    "application/x-yaml",
+    "application/toml",
+    "application/sql",
+    "application/graphql",
+    "application/x-www-form-urlencoded",
+    "application/x-sh",
+    "application/x-tex",
+  ].includes(mime);
+}
+
+type DataUrlRead =
+  | { kind: "none" }
+  | { kind: "binary" }
+  | { kind: "text"; url: DataUrl; text: string; json: boolean };
+
+/** Reads a string as a data: URL: not one, one of a binary type, or one of a text type decoded. */
+function readDataUrl(value: string): DataUrlRead {
+  // "data:" in any case, checked without allocating.
+  if (value.length < 6 || (value.charCodeAt(0) | 32) !== 100 || value.slice(1, 5).toLowerCase() !== "ata:")
+    return { kind: "none" };
+  const comma = value.indexOf(",", 5);
+  if (comma < 0 || comma > MAX_DATA_HEAD) return { kind: "none" };
+  const params = value.slice(5, comma).split(";");
+  const mime = (params[0] ?? "").trim().toLowerCase();
+  if (mime !== "" && !MIME.test(mime)) return { kind: "none" };
+  let base64 = false;
+  let charset = "";
+  for (let i = 1; i < params.length; i++) {
+    const p = (params[i] as string).trim().toLowerCase();
+    if (p === "base64" && i === params.length - 1) base64 = true;
+    else if (p.startsWith("charset=")) charset = p.slice(8).replaceAll('"', "");
+    else if (!p.includes("=")) return { kind: "none" };
+  }
+  if (!isTextMime(mime)) return { kind: "binary" };
+  const head = value.slice(0, comma + 1);
+  const payload = value.slice(comma + 1);
+  const json = mime.endsWith("json");
+  if (base64) {
+    // Not canonical base64: read as it stands (a redaction then rewrites the characters themselves).
+    if (!BASE64.test(payload))
+      return { kind: "text", url: { head, encoding: "plain", charset: "utf8" }, text: payload, json };
+    const bytes = Buffer.from(payload, "base64");
+    const utf8 = charset !== "iso-8859-1" && charset !== "latin1" && isUtf8(bytes);
+    return {
+      kind: "text",
+      url: { head, encoding: "base64", charset: utf8 ? "utf8" : "latin1" },
+      text: bytes.toString(utf8 ? "utf8" : "latin1"),
+      json,
+    };
+  }
+  if (payload.includes("%")) {
+    try {
+      return {
+        kind: "text",
+        url: { head, encoding: "percent", charset: "utf8" },
+        text: decodeURIComponent(payload),
+        json,
+      };
+    } catch {
+      // A stray "%" (or escapes that are not UTF-8): the payload is read as it stands.
+    }
+  }
+  return { kind: "text", url: { head, encoding: "plain", charset: "utf8" }, text: payload, json };
+}
+
+function encodeDataUrl(url: DataUrl, text: string): string {
+  switch (url.encoding) {
+    case "base64":
+      return url.head + Buffer.from(text, url.charset).toString("base64");
+    case "percent":
+      return url.head + encodeURIComponent(text);
+    case "plain":
+      return url.head + text;
+  }
+}
+
+/* JSON text (tool-call arguments, JSON data: URLs). */
+
+/** One string or number token of a JSON text. */
+interface JsonToken {
+  start: number;
+  end: number;
+  /** The string's value, or the number as written. */
+  value: string;
+  key: boolean;
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+/**
+ * The string and number tokens of a JSON text, or null when it is not JSON. Each string is decoded
+ * (so `\n` before an address or `\u0040` inside one hides nothing from the detectors) and a
+ * replacement is written back as a whole JSON string, so the text stays valid JSON. Numbers are
+ * scanned too: a card or account number is often written as one.
+ */
+function jsonTokens(src: string): JsonToken[] | null {
+  try {
+    JSON.parse(src);
+  } catch {
+    return null;
+  }
+  // Valid JSON from here on, so the tokens can be found without checking the grammar again.
+  const tokens: JsonToken[] = [];
+  const n = src.length;
+  let i = 0;
+  while (i < n) {
+    const c = src.charCodeAt(i);
+    if (c === 34) {
+      let j = i + 1;
+      let escaped = false;
+      for (let d = src.charCodeAt(j); d !== 34; d = src.charCodeAt(j)) {
+        if (d === 92) {
+          escaped = true;
+          j += 2;
+        } else j++;
+      }
+      const end = j + 1;
+      let k = end;
+      while (k < n && isSpace(src.charCodeAt(k))) k++;
+      const value = escaped ? (JSON.parse(src.slice(i, end)) as string) : src.slice(i + 1, j);
+      tokens.push({ start: i, end, value, key: src.charCodeAt(k) === 58 });
+      i = end;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      let j = i + 1;
+      for (let d = src.charCodeAt(j); j < n && !isSpace(d) && d !== 44 && d !== 93 && d !== 125; )
+        d = src.charCodeAt(++j);
+      tokens.push({ start: i, end: j, value: src.slice(i, j), key: false });
+      i = j;
+    } else i++;
+  }
+  return tokens;
+}
+
+/* The walk. */
+
+function tooDeep(pointer: string): never {
+  throw invalidRequest([
+    { path: pointer, message: `the request is nested deeper than ${MAX_NESTING} objects and arrays` },
+  ]);
+}
+
+function tooMany(): never {
+  throw invalidRequest([{ path: "", message: `the request carries more than ${MAX_TEXTS} strings to scan` }]);
+}
+
+/** A link the provider fetches, not text the model reads (`image_url.url`). */
+function isLink(value: string): boolean {
+  return /^https?:\/\//i.test(value);
+}
+
+/** Whether the string `key` of a STRUCT container is on the allow-list. */
+function allowListed(node: PathNode, key: string, value: string): boolean {
+  if (ENUM_OR_ID_FIELDS.has(key)) return true;
+  const parent = node.parent;
+  if (parent === null) return TOP_LEVEL_SKIPPED.has(key) || TOP_LEVEL_ENUMS.has(key);
+  // The top-level reasoning settings; a message's `reasoning` is its text and is scanned.
+  if (parent.parent === null && node.key === "reasoning") return key === "effort" || key === "summary";
+  if ((key === "url" && node.key === "image_url") || key === "image_url") return isLink(value);
+  if (key === "data")
+    return (
+      node.key === "input_audio" || (node.value as Record<string, unknown>).type === "reasoning.encrypted"
+    );
+  return false;
+}
+
+/**
+ * Every text of the request, in document order. Throws a 400 (invalid_request) when the request is
+ * nested deeper than MAX_NESTING or carries more than MAX_TEXTS strings to scan.
+ */
 export function collectTexts(body: ChatBody): ChatText[] {
   const texts: ChatText[] = [];
-  body.messages.forEach((m, message) => {
-    const role = m.role;
-    if (typeof m.content === "string") {
-      texts.push({ message, role, slot: { kind: "content" }, text: m.content, json: false });
-    } else if (Array.isArray(m.content)) {
-      m.content.forEach((part: unknown, index: number) => {
-        // Text parts carry `text`; other kinds (images, audio) carry no text to scan.
-        if (isRecord(part) && typeof part.text === "string") {
-          texts.push({ message, role, slot: { kind: "part", part: index }, text: part.text, json: false });
-        }
-      });
+  const root: PathNode = { value: body, parent: null, key: "" };
+  const stack: Frame[] = [
+    {
+      node: root,
+      keys: Object.keys(body),
+      next: 0,
+      depth: 1,
+      mode: STRUCT,
+      role: REQUEST_ROLE,
+      message: null,
+      field: "",
+    },
+  ];
+
+  const add = (frame: Frame, text: string, kind: TextKind, json: boolean, place: TextPlace) => {
+    if (text.length === 0) return;
+    if (texts.length >= MAX_TEXTS) tooMany();
+    texts.push({ text, role: frame.role, message: frame.message, json, kind, place });
+  };
+
+  /** A string value: a data: URL of a binary type is skipped, JSON is read token by token. */
+  const addString = (
+    frame: Frame,
+    key: string | number,
+    value: string,
+    kind: TextKind,
+    parseJson: boolean,
+  ) => {
+    const node = frame.node;
+    let text = value;
+    let json = parseJson;
+    let dataUrl: DataUrl | undefined;
+    const read = readDataUrl(value);
+    if (read.kind === "binary") return;
+    if (read.kind === "text") {
+      text = read.text;
+      json = read.json;
+      dataUrl = read.url;
     }
-    if (Array.isArray(m.tool_calls)) {
-      m.tool_calls.forEach((call: unknown, index: number) => {
-        const args = isRecord(call) && isRecord(call.function) ? call.function.arguments : undefined;
-        if (typeof args === "string") {
-          texts.push({ message, role, slot: { kind: "tool_call", call: index }, text: args, json: true });
-        }
-      });
+    const tokens = json ? jsonTokens(text) : null;
+    if (tokens === null) {
+      add(frame, text, kind, json, dataUrl ? { node, key, dataUrl } : { node, key });
+      return;
     }
-    const legacy = isRecord(m.function_call) ? m.function_call.arguments : undefined;
-    if (typeof legacy === "string") {
-      texts.push({ message, role, slot: { kind: "function_call" }, text: legacy, json: true });
+    for (const t of tokens) {
+      const place: TextPlace = { node, key, token: { start: t.start, end: t.end } };
+      if (dataUrl) place.dataUrl = dataUrl;
+      add(frame, t.value, t.key ? "key" : "text", false, place);
     }
-  });
+  };
+
+  for (let frame = stack.at(-1); frame !== undefined; frame = stack.at(-1)) {
+    const container = frame.node.value;
+    const keys = frame.keys;
+    const length = keys ? keys.length : (container as unknown[]).length;
+    if (frame.next >= length) {
+      stack.pop();
+      continue;
+    }
+    const index = frame.next++;
+    const key: string | number = keys ? (keys[index] as string) : index;
+    const value = keys
+      ? (container as Record<string, unknown>)[key as string]
+      : (container as unknown[])[index];
+    const field = keys ? (key as string) : frame.field;
+    const mode = frame.mode;
+    const atRoot = frame.node.parent === null;
+
+    if (keys && mode !== SKIPPED && (mode !== STRUCT || !KNOWN_FIELDS.has(key as string))) {
+      add(frame, key as string, "key", false, { node: frame.node, key, isKey: true });
+    }
+    if (typeof value === "string") {
+      if (mode === SKIPPED || (mode === STRUCT && keys && allowListed(frame.node, key as string, value)))
+        continue;
+      if (mode === STRUCT && !keys && ENUM_OR_ID_FIELDS.has(field)) continue;
+      const structural = mode === STRUCT && keys !== null;
+      addString(
+        frame,
+        key,
+        value,
+        structural && key === "name" ? "name" : "text",
+        structural && key === "arguments",
+      );
+      continue;
+    }
+    if (typeof value !== "object" || value === null) continue;
+
+    const node: PathNode = { value: value as Container, parent: frame.node, key };
+    const depth = frame.depth + 1;
+    if (depth > MAX_NESTING) tooDeep(pointerOf(node));
+    let childMode: Mode = mode;
+    if (mode === NAMES) childMode = STRUCT;
+    else if (mode === STRUCT && keys) {
+      if (atRoot && TOP_LEVEL_SKIPPED.has(key as string)) childMode = SKIPPED;
+      else if (NAME_MAPS.has(key as string) && isRecord(value)) childMode = NAMES;
+      else if (DATA_FIELDS.has(key as string)) childMode = DATA;
+    }
+    let role = frame.role;
+    let message = frame.message;
+    // The messages: each one's texts carry its role and index.
+    if (!keys && frame.node.parent?.parent === null && frame.node.key === "messages" && isRecord(value)) {
+      role = typeof value.role === "string" ? value.role : "";
+      message = index;
+    }
+    stack.push({
+      node,
+      keys: Array.isArray(value) ? null : Object.keys(value),
+      next: 0,
+      depth,
+      mode: childMode,
+      role,
+      message,
+      field,
+    });
+  }
   return texts;
 }
 
-/** A copy of the request with the given texts replaced; untouched messages are shared, not copied. */
-export function replaceTexts(body: ChatBody, replacements: { text: ChatText; value: string }[]): ChatBody {
-  if (replacements.length === 0) return body;
-  const messages = body.messages.slice();
-  for (const { text, value } of replacements) {
-    const m: ChatMessage = { ...(messages[text.message] as ChatMessage) };
-    const slot = text.slot;
-    switch (slot.kind) {
-      case "content":
-        m.content = value;
-        break;
-      case "part": {
-        const parts = (m.content as unknown[]).slice();
-        parts[slot.part] = { ...(parts[slot.part] as Record<string, unknown>), text: value };
-        m.content = parts;
-        break;
-      }
-      case "tool_call": {
-        const calls = (m.tool_calls as unknown[]).slice();
-        const call = calls[slot.call] as Record<string, unknown>;
-        calls[slot.call] = {
-          ...call,
-          function: { ...(call.function as Record<string, unknown>), arguments: value },
-        };
-        m.tool_calls = calls;
-        break;
-      }
-      case "function_call":
-        m.function_call = { ...(m.function_call as Record<string, unknown>), arguments: value };
-        break;
+/* Replacement. */
+
+interface Rewrite {
+  node: PathNode;
+  key: string | number;
+  dataUrl?: DataUrl;
+  whole?: string;
+  tokens: { start: number; end: number; value: string }[];
+}
+
+/** The string after its rewrites: whole, or token by token (each written back as a JSON string). */
+function rewritten(original: string, r: Rewrite): string {
+  let decoded = original;
+  if (r.dataUrl) decoded = original.slice(r.dataUrl.head.length);
+  if (r.dataUrl?.encoding === "base64") decoded = Buffer.from(decoded, "base64").toString(r.dataUrl.charset);
+  else if (r.dataUrl?.encoding === "percent") decoded = decodeURIComponent(decoded);
+  let next = r.whole ?? decoded;
+  if (r.whole === undefined) {
+    r.tokens.sort((a, b) => a.start - b.start);
+    next = "";
+    let at = 0;
+    for (const t of r.tokens) {
+      next += decoded.slice(at, t.start) + JSON.stringify(t.value);
+      at = t.end;
     }
-    messages[text.message] = m;
+    next += decoded.slice(at);
   }
-  return { ...body, messages };
+  return r.dataUrl ? encodeDataUrl(r.dataUrl, next) : next;
+}
+
+/**
+ * A copy of the request with the given texts replaced. Only the objects and arrays on the way to a
+ * changed string are copied; every other subtree is shared. Names and property names (`kind` other
+ * than `text`) are never rewritten: the decision refuses a request whose redaction would need it.
+ */
+export function replaceTexts(body: ChatBody, replacements: { text: ChatText; value: string }[]): ChatBody {
+  const rewrites = new Map<PathNode, Map<string | number, Rewrite>>();
+  for (const { text, value } of replacements) {
+    if (text.kind !== "text") continue;
+    const { node, key, dataUrl, token } = text.place;
+    let byKey = rewrites.get(node);
+    if (!byKey) {
+      byKey = new Map();
+      rewrites.set(node, byKey);
+    }
+    let r = byKey.get(key);
+    if (!r) {
+      r = { node, key, tokens: [] };
+      if (dataUrl) r.dataUrl = dataUrl;
+      byKey.set(key, r);
+    }
+    if (token) r.tokens.push({ start: token.start, end: token.end, value });
+    else r.whole = value;
+  }
+  if (rewrites.size === 0) return body;
+
+  const copies = new Map<PathNode, Container>();
+  const writable = (node: PathNode): Container => {
+    let copy = copies.get(node);
+    if (copy) return copy;
+    copy = Array.isArray(node.value) ? node.value.slice() : { ...node.value };
+    copies.set(node, copy);
+    if (node.parent) (writable(node.parent) as Record<string | number, unknown>)[node.key] = copy;
+    return copy;
+  };
+  let root: PathNode | undefined;
+  for (const [node, byKey] of rewrites) {
+    for (const r of byKey.values()) {
+      const original = (node.value as Record<string | number, unknown>)[r.key] as string;
+      (writable(node) as Record<string | number, unknown>)[r.key] = rewritten(original, r);
+    }
+    root = node;
+  }
+  while (root?.parent) root = root.parent;
+  return (root ? copies.get(root) : body) as ChatBody;
 }

@@ -1,6 +1,6 @@
 import { type BudgetWindow, budgetWindow } from "./budget-window.js";
 import type { Catalog, Endpoint, Model, Region } from "./catalog.js";
-import type { ChatText } from "./chat-texts.js";
+import { type ChatText, textPointer } from "./chat-texts.js";
 import { type ContentFilters, type FilterHit, type ScanResult, scanTexts } from "./content-scan.js";
 import type { ErrorCode } from "./errors.js";
 import { microsToUsd } from "./money.js";
@@ -218,13 +218,34 @@ function filterGuardrails(applied: AppliedGuardrail[], hit: FilterHit): string[]
   const f = hit.filter;
   return ids(applied, (a) =>
     f.type === "builtin"
-      ? a.guardrail.content_filter_builtins?.some((b) => b.slug === f.slug && b.action === "block") === true
-      : a.guardrail.content_filters?.some((c) => c.pattern === f.pattern && c.action === "block") === true,
+      ? a.guardrail.content_filter_builtins?.some((b) => b.slug === f.slug && b.action === hit.action) ===
+        true
+      : a.guardrail.content_filters?.some((c) => c.pattern === f.pattern && c.action === hit.action) === true,
   );
 }
 
+/**
+ * A redaction that falls on a name (a property, function or participant name) cannot be written
+ * without breaking what refers to that name, so the request is refused instead of forwarding the
+ * name (docs/gateway.md#what-is-scanned). Returns the first redact filter, in policy order, that
+ * matches the first such name, and where the name is.
+ */
+function unredactableName(input: DecisionInput, scan: ScanResult): { hit: FilterHit; field: string } | null {
+  const named = scan.replacements.find((r) => r.text.kind !== "text")?.text;
+  if (!named) return null;
+  const filter = [...input.filters.builtins, ...input.filters.custom].find(
+    (f) => f.action === "redact" && !(f.userOnly && named.role !== "user") && f.find(named.text).length > 0,
+  );
+  if (!filter) return null;
+  return {
+    hit: { filter: filter.ref, action: "redact", label: filter.label, count: 1 },
+    field: textPointer(named),
+  };
+}
+
 function contentViolation(input: DecisionInput, scan: ScanResult): Violation | null {
-  const hit = scan.block;
+  const named = scan.block ? null : unredactableName(input, scan);
+  const hit = scan.block ?? named?.hit;
   if (!hit) return null;
   const injection = hit.filter.type === "builtin" && hit.filter.slug === "regex-prompt-injection";
   return {
@@ -237,6 +258,8 @@ function contentViolation(input: DecisionInput, scan: ScanResult): Violation | n
       filter: hit.filter,
       label: hit.label,
       guardrail_ids: filterGuardrails(input.applied, hit),
+      // Where the name is, never the name: a redact filter matched it and names are not rewritten.
+      ...(named ? { action: "redact", name_at: named.field } : {}),
     },
   };
 }

@@ -412,9 +412,10 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
           { role: "tool", content: "sent to a.b@example.com" },
         ],
       });
+      // Tool-call arguments are JSON: each of their strings is a text of its own (docs/gateway.md#what-is-scanned).
       assert.deepEqual(
         d.scan.replacements.map((r) => r.value),
-        ["admin: [EMAIL]", '{"to":"[EMAIL]"}', "sent to [EMAIL]"],
+        ["admin: [EMAIL]", "[EMAIL]", "sent to [EMAIL]"],
       );
     });
     it("a detector that fails refuses the request instead of passing it unscanned (pitfalls)", () => {

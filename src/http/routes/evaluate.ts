@@ -11,7 +11,7 @@ import { errorResponses } from "../schemas/common.js";
 
 /**
  * POST /api/v1/guardrails/evaluate: the decision the gateway would take for a key, with every
- * reason, the redacted messages and the chosen endpoints. Nothing is forwarded, reserved or spent.
+ * reason, the redacted request and the chosen endpoints. Nothing is forwarded, reserved or spent.
  */
 export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
   app.post(
@@ -67,6 +67,8 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
           candidates: d.candidates.map((c) => ({ ...c.endpoint, removed_by: c.removed_by })),
           detections: d.scan.hits,
           messages: prepared.redacted.messages,
+          // The whole request as it would be forwarded: redactions in tools, response_format, ... too.
+          request: prepared.redacted,
           budgets: d.budgets.map((b, i) => ({
             guardrail_id: b.layer.guardrail_id,
             layer: b.layer.layer,

@@ -57,6 +57,10 @@ export const ChatCompletionRequest = Type.Object(
 );
 export type ChatCompletionRequest = Static<typeof ChatCompletionRequest>;
 
+/**
+ * The dry run takes the same request as the gateway, plus the key and the region address: every
+ * field the gateway would scan (tools, response_format, ...) is scanned here too.
+ */
 export const EvaluateRequest = Type.Object(
   {
     key_hash: Type.String({
@@ -72,11 +76,8 @@ export const EvaluateRequest = Type.Object(
         },
       ),
     ),
-    model: Type.String({ minLength: 1, maxLength: 256 }),
-    messages: Type.Array(Message, { minItems: 1, maxItems: MAX_MESSAGES }),
-    max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
-    max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
+    ...ChatCompletionRequest.properties,
   },
-  { additionalProperties: false },
+  { additionalProperties: true },
 );
 export type EvaluateRequest = Static<typeof EvaluateRequest>;
