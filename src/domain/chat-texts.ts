@@ -338,7 +338,7 @@ type DataUrlRead =
 
 /** Reads a string as a data: URL: not one, one of a binary type, or one of a text type decoded. */
 function readDataUrl(value: string): DataUrlRead {
-  // "data:" in any case, checked without allocating.
+  // "data:" in any case; the first character rules out most strings before anything is allocated.
   if (value.length < 6 || (value.charCodeAt(0) | 32) !== 100 || value.slice(1, 5).toLowerCase() !== "ata:")
     return { kind: "none" };
   const comma = value.indexOf(",", 5);
