@@ -33,12 +33,17 @@ export type ScanReply =
 
 /** The scan ran longer than its time budget; its worker was stopped. */
 export class ScanTimeout extends Error {}
-/** Every worker stayed busy for a whole time budget while the scan waited. */
+/** No worker became free while the scan waited (see waitLimitMs). */
 export class ScanBusy extends Error {}
+
+/** The longest a job waits for a free worker: the time budget, but never less than this. */
+export const MIN_WAIT_MS = 10_000;
 
 interface Slot {
   worker: Worker;
   job: Pending | null;
+  /** The worker has loaded its code: a job's time budget counts from when it reaches a ready worker. */
+  ready: boolean;
 }
 
 interface Pending {
@@ -63,11 +68,11 @@ function workerEntry(): URL {
 
 /**
  * A few worker threads that scan large texts, so one costly scan never holds the event loop that
- * every other request (and /healthz) needs. Jobs wait in order; a job that waits a whole time
- * budget for a worker fails with ScanBusy, and one that runs longer than its budget fails with
- * ScanTimeout and takes its worker down with it (a fresh one replaces it on the next job), so
- * nothing queued behind it waits on the stuck scan. Workers start on first use and do not keep the
- * process alive; close() stops them.
+ * every other request (and /healthz) needs. Jobs wait in order; a job that waits longer than the
+ * time budget (at least MIN_WAIT_MS, so a starting worker is waited for) fails with ScanBusy, and
+ * one that runs longer than its budget fails with ScanTimeout and takes its worker down with it (a
+ * fresh one replaces it on the next job), so nothing queued behind it waits on the stuck scan.
+ * Workers start on first use and do not keep the process alive; close() stops them.
  */
 export class ScanPool {
   private readonly slots = new Set<Slot>();
@@ -89,11 +94,14 @@ export class ScanPool {
         job: { id: this.nextId++, key, spec, texts },
         resolve,
         reject,
-        timer: setTimeout(() => {
-          const at = this.queue.indexOf(pending);
-          if (at >= 0) this.queue.splice(at, 1);
-          reject(new ScanBusy("no scan worker became free within the time budget"));
-        }, this.timeoutMs),
+        timer: setTimeout(
+          () => {
+            const at = this.queue.indexOf(pending);
+            if (at >= 0) this.queue.splice(at, 1);
+            reject(new ScanBusy("no scan worker became free in time"));
+          },
+          Math.max(MIN_WAIT_MS, this.timeoutMs),
+        ),
       };
       this.queue.push(pending);
       this.dispatch();
@@ -102,10 +110,12 @@ export class ScanPool {
 
   private dispatch(): void {
     while (this.queue.length > 0) {
-      let slot = [...this.slots].find((s) => s.job === null);
+      const slot = [...this.slots].find((s) => s.ready && s.job === null);
       if (!slot) {
-        if (this.slots.size >= this.size) return;
-        slot = this.spawn();
+        // Start workers for the waiting jobs that no starting worker will take; they dispatch when ready.
+        const starting = [...this.slots].filter((s) => !s.ready).length;
+        for (let n = starting; n < this.queue.length && this.slots.size < this.size; n++) this.spawn();
+        return;
       }
       const pending = this.queue.shift() as Pending;
       clearTimeout(pending.timer);
@@ -126,11 +136,16 @@ export class ScanPool {
     slot.worker.postMessage(pending.job);
   }
 
-  private spawn(): Slot {
+  private spawn(): void {
     const worker = new Worker(workerEntry());
     worker.unref();
-    const slot: Slot = { worker, job: null };
-    worker.on("message", (reply: ScanReply) => {
+    const slot: Slot = { worker, job: null, ready: false };
+    worker.on("message", (reply: ScanReply | "ready") => {
+      if (reply === "ready") {
+        slot.ready = true;
+        this.dispatch();
+        return;
+      }
       const pending = slot.job;
       if (!pending || pending.job.id !== reply.id) return;
       clearTimeout(pending.timer);
@@ -146,12 +161,18 @@ export class ScanPool {
         clearTimeout(pending.timer);
         pending.reject(err);
       }
+      // A worker that could not even start would fail again: the waiting jobs fail now instead.
+      if (!slot.ready) {
+        for (const waiting of this.queue.splice(0)) {
+          clearTimeout(waiting.timer);
+          waiting.reject(err);
+        }
+      }
       this.dispatch();
     };
     worker.on("error", fail);
     worker.on("exit", (code) => fail(new Error(`scan worker exited with code ${code}`)));
     this.slots.add(slot);
-    return slot;
   }
 
   private drop(slot: Slot): void {

@@ -41,3 +41,5 @@ function scan(job: ScanJob): ScanReply {
 }
 
 parentPort?.on("message", (job: ScanJob) => parentPort?.postMessage(scan(job)));
+// Loaded: jobs may come, and their time budgets count from here.
+parentPort?.postMessage("ready");
