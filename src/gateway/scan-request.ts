@@ -27,7 +27,7 @@ export const DEFAULT_SCAN_SETTINGS: ScanSettings = {
  * measured, all nine scan 1 MiB of their worst text in about 0.2 s, as much as 16 positions of a
  * costly pattern. A text of `workerChars` under the builtins alone, or of workerChars × 16 / (16 +
  * cost) under custom patterns of that cost, goes to a worker, so the event loop never spends more
- * than about 20 ms on one request's scan.
+ * than about 30 ms on one request's scan (bench/scan-cost.ts).
  */
 const BUILTIN_WEIGHT = 16;
 
