@@ -7,7 +7,7 @@
  */
 import RE2 from "re2";
 import type { ChatText } from "../src/domain/chat-texts.js";
-import { MAX_GUARDRAIL_PATTERN_COST } from "../src/domain/content-filters.js";
+import { BUILTIN_SLUGS, MAX_GUARDRAIL_PATTERN_COST } from "../src/domain/content-filters.js";
 import { compileFilters, SET_MAX_COST, scanTexts } from "../src/domain/content-scan.js";
 import { DETECTORS } from "../src/domain/detectors/index.js";
 import { patternCost } from "../src/domain/pattern-cost.js";
@@ -33,7 +33,7 @@ function scan(patterns: string[], text: string, builtins = false): number {
   const filters = compileFilters(
     {
       content_filter_builtins: builtins
-        ? Object.keys(DETECTORS).map((slug) => ({ slug, action: "flag" }) as never)
+        ? BUILTIN_SLUGS.map((slug) => ({ slug, action: "flag" as const }))
         : [],
       content_filters: patterns.map((pattern) => ({ pattern, action: "flag", label: null })),
     },
