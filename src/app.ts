@@ -10,6 +10,7 @@ import type { Detector } from "./domain/content-scan.js";
 import { DETECTORS } from "./domain/detectors/index.js";
 import { GatewayMetrics } from "./gateway/metrics.js";
 import type { GatewayDeps } from "./gateway/prepare.js";
+import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/scan-request.js";
 import type { Upstreams } from "./gateway/upstream.js";
 import { installAuth } from "./http/auth.js";
 import { installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
@@ -61,6 +62,8 @@ export function serviceLogger(
 export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
   bodyLimit?: number;
+  /** Large content scans (defaults: DEFAULT_SCAN_SETTINGS). */
+  scan?: ScanSettings;
 }
 
 function makeAjv(options: AjvOptions): Ajv {
@@ -143,11 +146,16 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
   await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
 
+  const detectors = deps.detectors ?? DETECTORS;
+  const scanner = new Scanner(options.scan ?? DEFAULT_SCAN_SETTINGS, detectors !== DETECTORS);
+  // The scan workers stop with the app, so a closed server leaves no thread behind.
+  app.addHook("onClose", async () => scanner.close());
   const gateway: GatewayDeps = {
     services: deps,
     upstreams: deps.upstreams,
     metrics: new GatewayMetrics(),
-    detectors: deps.detectors ?? DETECTORS,
+    detectors,
+    scanner,
   };
   healthRoutes(app, deps);
   metricsRoutes(app, gateway.metrics);

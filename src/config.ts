@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Ajv } from "ajv";
 import Type, { type Static } from "typebox";
 import { type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
+import { DEFAULT_SCAN_SETTINGS, type ScanSettings } from "./gateway/scan-request.js";
 import { DEFAULT_POSTGRES_OPTIONS } from "./storage/database.js";
 import type { PostgresOptions } from "./storage/postgres.js";
 
@@ -29,6 +30,8 @@ export interface Config {
   postgres: PostgresOptions;
   /** Largest accepted request body, in bytes. */
   bodyLimit: number;
+  /** Where large content scans run and how long they may take (docs/gateway.md#large-scans). */
+  scan: ScanSettings;
   /** Each provider's API key, read from the variable its catalog entry names (absent: unavailable). */
   providerKeys: Record<string, string | undefined>;
 }
@@ -192,6 +195,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       ),
     },
     bodyLimit: integer(env, "GUARDRAILS_BODY_LIMIT", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    scan: {
+      timeoutMs: integer(env, "GUARDRAILS_SCAN_TIMEOUT_MS", DEFAULT_SCAN_SETTINGS.timeoutMs, 1, 600_000),
+      workerChars: integer(
+        env,
+        "GUARDRAILS_SCAN_WORKER_CHARS",
+        DEFAULT_SCAN_SETTINGS.workerChars,
+        0,
+        64 * 1024 * 1024,
+      ),
+      workers: integer(env, "GUARDRAILS_SCAN_WORKERS", DEFAULT_SCAN_SETTINGS.workers, 1, 64),
+    },
     providerKeys: Object.fromEntries(
       catalog.providers.map((p) => [
         p.id,

@@ -55,6 +55,7 @@ export async function startServer(
   sweep.unref();
   const app = await buildApp(deps, {
     bodyLimit: config.bodyLimit,
+    scan: config.scan,
     logger: serviceLogger(config.logLevel),
   });
   // Several instances on one database: a change made through another instance reaches this one's

@@ -1,5 +1,6 @@
 import RE2 from "re2";
 import type { Issue } from "./errors.js";
+import { patternCost } from "./pattern-cost.js";
 
 /** Builtin filter slugs and their system-assigned labels (decisions §6). */
 export const BUILTIN_LABELS = {
@@ -28,6 +29,14 @@ export const DEFAULT_REDACT_LABEL = "[REDACTED]";
 export const MAX_CUSTOM_FILTERS = 50;
 export const MAX_PATTERN_LENGTH = 10_000;
 export const MAX_LABEL_LENGTH = 100;
+/**
+ * The most scan cost (pattern-cost.ts: positions once counted repetitions are written out) one
+ * guardrail's custom patterns may have together, and so any one of them. Chosen by measurement
+ * (bench/scan-cost.ts, docs/api.md#pattern-limits): the slowest pattern family known takes 8 to 12
+ * ns per position and byte once RE2's DFA gives up, so a guardrail at this bound scans 1 MiB of the
+ * worst text in 2.5 to 4 s, inside the default scan time budget of 5 s.
+ */
+export const MAX_GUARDRAIL_PATTERN_COST = 300;
 
 export interface BuiltinFilter {
   slug: BuiltinSlug;
@@ -80,6 +89,10 @@ export function normalizeBuiltins(
 export interface PatternProblem {
   index: number;
   pattern_error: string;
+  /** Which bound a pattern that compiles breaks: its own cost, or its guardrail's running total. */
+  limit?: "pattern_cost" | "guardrail_cost";
+  cost?: number;
+  max_cost?: number;
 }
 
 /**
@@ -91,14 +104,45 @@ export function compilePattern(pattern: string): RE2 {
   return new RE2(pattern, "gu");
 }
 
-/** Checks every custom pattern; returns the problems found (empty when all compile). */
+/**
+ * Checks one guardrail's custom patterns: each must compile with compilePattern (the very function
+ * the request path compiles them with), and their scan cost must stay within
+ * MAX_GUARDRAIL_PATTERN_COST, alone and together. Returns the problems found (empty when none).
+ * Within these bounds every pattern set the request path builds compiles (content-scan.ts), so a
+ * guardrail accepted here serves every request, whatever other guardrails apply with it.
+ */
 export function checkPatterns(filters: CustomFilter[]): PatternProblem[] {
   const problems: PatternProblem[] = [];
+  let total = 0;
+  let totalReported = false;
   filters.forEach((f, index) => {
     try {
       compilePattern(f.pattern);
     } catch (err) {
       problems.push({ index, pattern_error: err instanceof Error ? err.message : "does not compile" });
+      return;
+    }
+    const cost = patternCost(f.pattern);
+    total += cost;
+    if (cost > MAX_GUARDRAIL_PATTERN_COST) {
+      problems.push({
+        index,
+        pattern_error: `pattern costs ${cost} to scan; at most ${MAX_GUARDRAIL_PATTERN_COST} is allowed`,
+        limit: "pattern_cost",
+        cost,
+        max_cost: MAX_GUARDRAIL_PATTERN_COST,
+      });
+      totalReported = true;
+    } else if (total > MAX_GUARDRAIL_PATTERN_COST && !totalReported) {
+      // The running total is reported once, at the filter that passes the bound.
+      problems.push({
+        index,
+        pattern_error: `the guardrail's patterns cost ${total} to scan up to this one; at most ${MAX_GUARDRAIL_PATTERN_COST} is allowed in all`,
+        limit: "guardrail_cost",
+        cost: total,
+        max_cost: MAX_GUARDRAIL_PATTERN_COST,
+      });
+      totalReported = true;
     }
   });
   return problems;

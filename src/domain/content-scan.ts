@@ -8,6 +8,7 @@ import {
   type FilterAction,
 } from "./content-filters.js";
 import { BUILTIN_RANK, CUSTOM_RANK, type RankedSpan, resolveOverlaps } from "./overlaps.js";
+import { patternCost } from "./pattern-cost.js";
 import type { EffectivePolicy } from "./policy.js";
 
 type CustomSet = ReturnType<typeof RE2.Set>;
@@ -36,15 +37,39 @@ export interface ActiveFilter {
   findInBytes?: (text: string, bytes: Buffer) => Span[];
 }
 
+/**
+ * The most scan cost (pattern-cost.ts) tested together in one RE2 set. Measured over 1 MiB of
+ * adversarial text (bench/scan-cost.ts): up to about 400 a set's DFA keeps up (tens of
+ * milliseconds), beyond it the set thrashes and is slower than its patterns one by one. At this
+ * bound every set compiles within RE2's memory budget, even of the heaviest Unicode classes, so a
+ * set never fails for a policy whose guardrails were accepted.
+ */
+export const SET_MAX_COST = 256;
+
+/**
+ * Custom patterns tested together: one linear pass of the set tells which of them match a text at
+ * all, so only those are run again for their positions. Without a set, each member runs alone.
+ */
+export interface PatternGroup {
+  set: CustomSet | null;
+  /** Indices into ContentFilters.custom. */
+  members: number[];
+}
+
+/** A stored pattern that does not compile here: requests under it are refused, never scanned without it. */
+export interface BrokenPattern {
+  pattern: string;
+  error: string;
+}
+
 /** The filters of an effective policy, compiled once and reused for every request under it. */
 export interface ContentFilters {
   builtins: ActiveFilter[];
   custom: ActiveFilter[];
-  /**
-   * All custom patterns as one RE2 set: a single linear pass tells which patterns match a text at
-   * all, so only those are run again for their positions.
-   */
-  customSet: CustomSet | null;
+  groups: PatternGroup[];
+  /** The custom patterns' summed scan cost (pattern-cost.ts), which decides where a scan runs. */
+  customCost: number;
+  broken: BrokenPattern[];
 }
 
 /**
@@ -71,6 +96,45 @@ function findAllInBytes(re: RE2): (text: string, bytes: Buffer) => Span[] {
   };
 }
 
+/**
+ * Splits the patterns, in order, into groups of at most SET_MAX_COST: a pattern costlier than that
+ * runs alone. A set that does not compile anyway (a guardrail stored before its patterns' cost was
+ * bounded) leaves its group without one: the set only saves time, so its members then run alone.
+ */
+function groupPatterns(patterns: string[], costs: number[]): PatternGroup[] {
+  const groups: PatternGroup[] = [];
+  let members: number[] = [];
+  let cost = 0;
+  const close = () => {
+    if (members.length === 0) return;
+    let set: CustomSet | null = null;
+    if (members.length > 1) {
+      try {
+        set = new RE2.Set(
+          members.map((i) => patterns[i] as string),
+          "u",
+        );
+      } catch {
+        set = null;
+      }
+    }
+    groups.push({ set, members });
+    members = [];
+    cost = 0;
+  };
+  costs.forEach((c, i) => {
+    if (c > SET_MAX_COST) {
+      groups.push({ set: null, members: [i] });
+      return;
+    }
+    if (cost + c > SET_MAX_COST) close();
+    members.push(i);
+    cost += c;
+  });
+  close();
+  return groups;
+}
+
 export function compileFilters(
   policy: Pick<EffectivePolicy, "content_filter_builtins" | "content_filters">,
   detectors: Record<BuiltinSlug, Detector>,
@@ -83,26 +147,36 @@ export function compileFilters(
     rank: BUILTIN_RANK[f.slug],
     find: detectors[f.slug],
   }));
-  const custom = policy.content_filters.map((f) => {
-    const findInBytes = findAllInBytes(compilePattern(f.pattern));
-    return {
-      ref: { type: "custom", pattern: f.pattern } as FilterRef,
+  const custom: ActiveFilter[] = [];
+  const broken: BrokenPattern[] = [];
+  for (const f of policy.content_filters) {
+    let re: RE2;
+    try {
+      re = compilePattern(f.pattern);
+    } catch (err) {
+      broken.push({ pattern: f.pattern, error: err instanceof Error ? err.message : "does not compile" });
+      continue;
+    }
+    const findInBytes = findAllInBytes(re);
+    custom.push({
+      ref: { type: "custom", pattern: f.pattern },
       action: f.action,
       label: f.label ?? DEFAULT_REDACT_LABEL,
       userOnly: false,
       rank: CUSTOM_RANK,
       find: (text: string) => findInBytes(text, Buffer.from(text, "utf8")),
       findInBytes,
-    };
-  });
-  const customSet =
-    custom.length > 1
-      ? new RE2.Set(
-          policy.content_filters.map((f) => f.pattern),
-          "u",
-        )
-      : null;
-  return { builtins, custom, customSet };
+    });
+  }
+  const patterns = custom.map((f) => (f.ref as { pattern: string }).pattern);
+  const costs = patterns.map(patternCost);
+  return {
+    builtins,
+    custom,
+    groups: groupPatterns(patterns, costs),
+    customCost: costs.reduce((a, b) => a + b, 0),
+    broken,
+  };
 }
 
 /** What one filter found over the whole request: how often, never what (no matched text is kept). */
@@ -139,6 +213,9 @@ function redact(text: string, spans: RankedSpan[], json: boolean): string {
  * (pitfalls: detectors that fail open).
  */
 export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResult {
+  // Scanning without a pattern of the policy would forward what it should have caught.
+  const broken = filters.broken[0];
+  if (broken) throw new Error(`content filter pattern does not compile: ${broken.error}`);
   const all = [...filters.builtins, ...filters.custom];
   const counts = new Array<number>(all.length).fill(0);
   const replacements: ScanResult["replacements"] = [];
@@ -157,11 +234,16 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
         for (const s of spans) toRedact.push({ ...s, label: filter.label, rank: filter.rank });
     };
     for (const [i, f] of filters.builtins.entries()) run(i, f);
-    if (filters.customSet) {
-      for (const i of filters.customSet.match(bytes as Buffer))
-        run(offset + i, filters.custom[i] as ActiveFilter);
-    } else {
-      for (const [i, f] of filters.custom.entries()) run(offset + i, f);
+    for (const group of filters.groups) {
+      let members = group.members;
+      if (group.set) {
+        try {
+          members = group.set.match(bytes as Buffer).map((i) => group.members[i] as number);
+        } catch {
+          // The set's DFA ran out of memory on this text: its patterns run one by one instead.
+        }
+      }
+      for (const i of members) run(offset + i, filters.custom[i] as ActiveFilter);
     }
     if (toRedact.length > 0) replacements.push({ text, value: redact(text.text, toRedact, text.json) });
   }

@@ -24,6 +24,8 @@ export interface DecisionInput {
   applied: AppliedGuardrail[];
   policy: EffectivePolicy;
   filters: ContentFilters;
+  /** The content scan when it already ran elsewhere (a large request, in a worker); else it runs here. */
+  scan?: ScanResult;
   /** Spend plus open reservations in the current window of each budget layer, by index of policy.budgets. */
   usage: readonly number[];
   now: Date;
@@ -344,7 +346,7 @@ export function decide(input: DecisionInput): Decision {
   const candidates = judgeEndpoints(input, model);
   const endpointProblem = endpointViolation(model, candidates);
   if (endpointProblem) violations.push(endpointProblem);
-  const scan = scanTexts(input.filters, input.texts);
+  const scan = input.scan ?? scanTexts(input.filters, input.texts);
   const content = contentViolation(input, scan);
   if (content) violations.push(content);
   const endpoints = candidates.filter((c) => c.removed_by.length === 0).map((c) => c.endpoint);

@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   },
   upstream_error: { status: 502, message: "Upstream provider error" },
   no_provider_available: { status: 503, message: "No provider is available for this model" },
+  scan_busy: { status: 503, message: "Content scanning is at capacity. Please try again later." },
   upstream_timeout: { status: 504, message: "Upstream provider timed out" },
 } as const;
 

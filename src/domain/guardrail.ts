@@ -171,7 +171,7 @@ export function applyGuardrailBody(
       for (const p of patternProblems) {
         issues.push({
           path: `/content_filters/${p.index}/pattern`,
-          message: `invalid regex pattern: ${p.pattern_error}`,
+          message: p.limit ? p.pattern_error : `invalid regex pattern: ${p.pattern_error}`,
         });
       }
     }
@@ -219,12 +219,10 @@ export function applyGuardrailBody(
   }
   if (issues.length > 0) {
     const first = patternProblems[0];
-    throw invalidRequest(
-      issues,
-      first
-        ? { reason: "invalid_regex_pattern", filter_index: first.index, pattern_error: first.pattern_error }
-        : undefined,
-    );
+    if (!first) throw invalidRequest(issues);
+    // The first pattern problem, with the limit it broke when it compiles but costs too much.
+    const { index, ...problem } = first;
+    throw invalidRequest(issues, { reason: "invalid_regex_pattern", filter_index: index, ...problem });
   }
   return next;
 }

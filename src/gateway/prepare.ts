@@ -7,6 +7,7 @@ import type { EffectivePolicy } from "../domain/policy.js";
 import type { ServiceDeps } from "../services/context.js";
 import type { KeyPolicy } from "../services/effective-policy.js";
 import type { GatewayMetrics } from "./metrics.js";
+import type { Scanner } from "./scan-request.js";
 import { readUsage } from "./spend.js";
 import type { Upstreams } from "./upstream.js";
 
@@ -16,6 +17,8 @@ export interface GatewayDeps {
   upstreams: Upstreams;
   metrics: GatewayMetrics;
   detectors: Record<BuiltinSlug, Detector>;
+  /** Scans large requests off the event loop, under a time budget. */
+  scanner: Scanner;
 }
 
 /**
@@ -68,6 +71,11 @@ export async function prepareRequest(
       : { spent: policy.budgets.map(() => 0), reserved: policy.budgets.map(() => 0) };
   const started = process.hrtime.bigint();
   const texts = collectTexts(body);
+  const filters = filtersOf(gw, policy);
+  // A model that does not exist is refused before any scan.
+  const scan = gw.services.catalog.findModel(body.model)
+    ? await gw.scanner.scanLarge(policy, applied, filters, texts)
+    : undefined;
   const decision = decide({
     model: body.model,
     texts,
@@ -76,7 +84,8 @@ export async function prepareRequest(
     ingress,
     applied,
     policy,
-    filters: filtersOf(gw, policy),
+    filters,
+    ...(scan ? { scan } : {}),
     usage: usage.spent.map((s, i) => s + (usage.reserved[i] ?? 0)),
     now,
     catalog: gw.services.catalog,

@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp, serviceLogger } from "../../src/app.js";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
+import type { ScanSettings } from "../../src/gateway/scan-request.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
 import { type ServiceDeps, serviceDepsFor } from "../../src/services/context.js";
 import { createOrganization } from "../../src/services/organizations.js";
@@ -47,6 +48,8 @@ export interface TestServerOptions {
   providerKeys?: Record<string, string>;
   /** Receives the service's log lines (JSON, level info), as an operator's collector would. */
   logLines?: string[];
+  /** Large content scans: worker threshold, time budget, workers (defaults otherwise). */
+  scan?: ScanSettings;
 }
 
 /** Region addresses of test servers: three host names, all on the loopback address. */
@@ -106,6 +109,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const lines = options.logLines;
   const app = await buildApp(deps, {
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.scan ? { scan: options.scan } : {}),
     ...(lines ? { logger: serviceLogger("info", { write: (line: string) => void lines.push(line) }) } : {}),
   });
   const origin = await app.listen({ port: 0, host: "127.0.0.1" });

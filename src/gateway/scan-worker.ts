@@ -1,0 +1,45 @@
+import { parentPort } from "node:worker_threads";
+import type { ChatText } from "../domain/chat-texts.js";
+import { type ContentFilters, compileFilters, scanTexts } from "../domain/content-scan.js";
+import { DETECTORS } from "../domain/detectors/index.js";
+import type { ScanJob, ScanReply } from "./scan-pool.js";
+
+/**
+ * A scan worker (scan-pool.ts): compiles each policy's filters once, with the same function as the
+ * event loop, and scans the texts it is sent with the shipped detectors.
+ */
+
+/** Compiled filters by spec key, least recently used first; a handful of policies are hot at a time. */
+const compiled = new Map<string, ContentFilters>();
+const MAX_COMPILED = 32;
+
+function filtersFor(job: ScanJob): ContentFilters {
+  let filters = compiled.get(job.key);
+  if (filters) compiled.delete(job.key);
+  else filters = compileFilters(job.spec, DETECTORS);
+  compiled.set(job.key, filters);
+  if (compiled.size > MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
+  return filters;
+}
+
+function scan(job: ScanJob): ScanReply {
+  try {
+    // The scan reads a text's text, role and json only, and hands the same objects back.
+    const texts = job.texts as unknown as ChatText[];
+    const result = scanTexts(filtersFor(job), texts);
+    const index = new Map(texts.map((t, i) => [t, i]));
+    return {
+      id: job.id,
+      ok: true,
+      hits: result.hits,
+      block: result.block,
+      replacements: result.replacements.map((r) => ({ index: index.get(r.text) as number, value: r.value })),
+    };
+  } catch (err) {
+    return { id: job.id, ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+parentPort?.on("message", (job: ScanJob) => parentPort?.postMessage(scan(job)));
+// Loaded: jobs may come, and their time budgets count from here.
+parentPort?.postMessage("ready");
