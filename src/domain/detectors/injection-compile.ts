@@ -12,7 +12,7 @@
  * RE2 compile one set of them and run it from its cache at the speed of one pass.
  */
 
-import { LOOK_ALIKES } from "./injection-text.js";
+import { HOMOGLYPHS, LOOK_ALIKES } from "./injection-text.js";
 
 /** The notation parsed: a sequence of words and groups. */
 export type Item =
@@ -100,9 +100,14 @@ const BETWEEN = `[\\x00-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f${hex(0xa0)}-${hex
 /** Letters any of which may stand for any letter: Latin-1 and Latin Extended-A, the ordinals and superscript digits. */
 const LATIN = `${hex(0xaa)}${hex(0xb2)}${hex(0xb3)}${hex(0xb9)}${hex(0xba)}${hex(0xc0)}-${hex(0x17f)}`;
 
+/** Greek, Cyrillic and Armenian look-alikes: two-byte characters, cheap in a class. */
+const NEAR_HOMOGLYPHS = [...HOMOGLYPHS].filter(([cp]) => cp >= 0x370 && cp <= 0x58f);
+const NEAR = new Set(NEAR_HOMOGLYPHS.map(([cp]) => cp));
+
 function formsOf(letter: string): string {
   let out = `${letter}${letter.toUpperCase()}`;
   for (const [from, to] of Object.entries(LOOK_ALIKES)) if (to === letter) out += hex(from.charCodeAt(0));
+  for (const [cp, to] of NEAR_HOMOGLYPHS) if (to === letter) out += hex(cp);
   return out;
 }
 
@@ -125,37 +130,39 @@ function letters(s: string): string {
 }
 
 /** A character past U+00FF: V8 answers at once for a string it holds as Latin-1. */
-const TWO_BYTE = /[\u0100-\uffff]/;
-/**
- * Styled letters, anywhere: IPA and small capitals, superscripts, letterlike and enclosed forms,
- * fullwidth letters and digits, mathematical alphanumerics, squared letters, regional indicators.
- */
-const STYLED =
-  /[\u0250-\u02af\u1d00-\u1dbf\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ua730\ua731\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]|\ud835[\udc00-\udfff]|\ud83c[\udd30-\udd89\udde6-\uddff]/;
-/** Invisible characters: zero-width, word joiner, byte order mark (the soft hyphen is in LATIN1_GATE). */
-const INVISIBLE = /[\u200b-\u200f\u2060-\u2064\ufeff]/g;
-/** A letter of another script or a symbol next to an ASCII letter or digit (not General Punctuation). */
-const AGAINST_ASCII = /[a-zA-Z0-9][\u0180-\u1fff\u2070-\uffff]|[\u0180-\u1fff\u2070-\uffff][a-zA-Z0-9]/;
+export const TWO_BYTE = /[\u0100-\uffff]/;
+
+/** Characters of other scripts and symbols, less the Greek, Cyrillic and Armenian look-alikes the anchors read. */
+const OTHER = (() => {
+  const near = [...NEAR].sort((a, b) => a - b);
+  const ranges: string[] = [];
+  let from = 0x180;
+  for (const cp of near) {
+    if (cp > from) ranges.push(`${hex(from)}-${hex(cp - 1)}`);
+    from = cp + 1;
+  }
+  ranges.push(`${hex(from)}-${hex(0x1fff)}`, `${hex(0x2070)}-${hex(0x10ffff)}`);
+  return ranges.join("");
+})();
+const INVISIBLE = `${hex(0x200b)}-${hex(0x200f)}${hex(0x2060)}-${hex(0x2064)}${hex(0xfeff)}`;
 
 /**
- * Whether `text` holds a character past U+00FF that the anchors do not read, in a place where it
- * may hide a phrase, so that the text goes to the exact check: a styled letter anywhere; an
- * invisible character next to an ASCII character; a letter of another script (Cyrillic and Greek
- * look-alikes, combining marks, Latin Extended-B and beyond) or a symbol (CJK, emoji) against an
- * ASCII letter or digit. Accented Latin letters need no gate (the anchors read them as any letter),
- * nor General Punctuation between words (the anchors skip it there). The Latin-1 cases are
- * LATIN1_GATE, an entry of the RE2 set. A string V8 holds as Latin-1 is answered at once.
+ * The gates for a text holding a character past U+00FF: where such a character may hide a phrase
+ * from the anchors, the text goes to the exact check.
+ * - a styled letter (mathematical, fullwidth, enclosed, small capitals, superscripts, regional
+ *   indicators), anywhere;
+ * - a letter of another script (combining marks, Latin Extended-B and beyond, the Cyrillic and
+ *   Greek letters the anchors do not read) or a symbol (CJK, emoji) against an ASCII letter or digit;
+ * - an invisible character (zero-width, word joiner, byte order mark) next to an ASCII character.
+ * Accented Latin and the Greek and Cyrillic look-alikes need no gate (the anchors read them), nor
+ * General Punctuation between words. An RE2 set of their own, run only on such a text: most texts
+ * are held by V8 as Latin-1 (TWO_BYTE answers at once) and never pay for them.
  */
-export function hasGatedCharacter(text: string): boolean {
-  if (!TWO_BYTE.test(text)) return false;
-  if (STYLED.test(text) || AGAINST_ASCII.test(text)) return true;
-  INVISIBLE.lastIndex = 0;
-  while (INVISIBLE.test(text)) {
-    const i = INVISIBLE.lastIndex - 1;
-    if (text.charCodeAt(i - 1) < 128 || text.charCodeAt(i + 1) < 128) return true;
-  }
-  return false;
-}
+export const GATES = [
+  `[${hex(0x250)}-${hex(0x2af)}${hex(0x1d00)}-${hex(0x1dbf)}${hex(0x2070)}-${hex(0x209f)}${hex(0x2100)}-${hex(0x214f)}${hex(0x2460)}-${hex(0x24ff)}${hex(0xa730)}-${hex(0xa731)}${hex(0xff10)}-${hex(0xff19)}${hex(0xff21)}-${hex(0xff3a)}${hex(0xff41)}-${hex(0xff5a)}${hex(0x1d400)}-${hex(0x1d7ff)}${hex(0x1f130)}-${hex(0x1f189)}${hex(0x1f1e6)}-${hex(0x1f1ff)}]`,
+  `[a-zA-Z0-9][${OTHER}]|[${OTHER}][a-zA-Z0-9]`,
+  `[\\x00-\\x7f][${INVISIBLE}]|[${INVISIBLE}][\\x00-\\x7f]`,
+];
 
 /** Latin-1 punctuation inside a word (`ig\u00a0nore`, `ig·nore`), or a soft hyphen: an RE2 entry, so a Latin-1 text needs no V8 scan. */
 export const LATIN1_GATE = `[a-zA-Z0-9][${hex(0xa0)}-${hex(0xbf)}${hex(0xd7)}${hex(0xf7)}]+[a-zA-Z0-9]|${hex(0xad)}`;
@@ -291,9 +298,11 @@ function whole(items: Item[]): string {
  * whose optional items are few enough, the one whose first piece is rarest (a common first piece
  * keeps RE2's automaton carrying partial matches across the spaces of ordinary text), then whose
  * second is, then the smallest. A phrase without such a pair is anchored on its last required item,
- * cut longer. Misspelled keywords are the business of `misspellingSource`.
+ * cut longer. With `last`, the last pair whatever its score: for a phrase whose other pairs are
+ * words ordinary text puts together ("system" and "content" in any chat request's JSON).
+ * Misspelled keywords are the business of `misspellingSource`.
  */
-export function anchorSource(items: Item[]): [string, string] {
+export function anchorSource(items: Item[], last = false): [string, string] {
   const required = items.map((item, i) => (isRequired(item) ? i : -1)).filter((i) => i >= 0);
   let best: { score: number; cost: number; source: [string, string] } | undefined;
   const consider = (score: number, cost: number, source: () => [string, string]) => {
@@ -301,13 +310,13 @@ export function anchorSource(items: Item[]): [string, string] {
       best = { score, cost, source: source() };
     }
   };
-  for (let k = 1; k < required.length; k++) {
+  for (let k = last ? required.length - 1 : 1; k < required.length; k++) {
     const before = required[k - 1] as number;
-    const last = required[k] as number;
-    const between = items.slice(before + 1, last);
+    const after = required[k] as number;
+    const between = items.slice(before + 1, after);
     if (totalLetters(between) > MAX_BETWEEN) continue;
     const head = cuts([items[before] as Item], "last", CUT);
-    const tail = cuts([items[last] as Item], "first", CUT);
+    const tail = cuts([items[after] as Item], "first", CUT);
     const score = 2 * Math.min(fewest(head), RARE_ENOUGH) + Math.min(fewest(tail), RARE_ENOUGH);
     consider(score, size(head) + size(tail) + totalLetters(between), () => [
       `${alternation(head)}${whole(between)}`,
@@ -315,9 +324,9 @@ export function anchorSource(items: Item[]): [string, string] {
     ]);
   }
   if (!best) {
-    const last = required[required.length - 1];
-    if (last === undefined) throw new Error("injection phrase has no required part");
-    return ["", alternation(cuts([items[last] as Item], "first", 2 * CUT))];
+    const final = required[required.length - 1];
+    if (final === undefined) throw new Error("injection phrase has no required part");
+    return ["", alternation(cuts([items[final] as Item], "first", 2 * CUT))];
   }
   return best.source;
 }
@@ -326,10 +335,10 @@ export function anchorSource(items: Item[]): [string, string] {
  * The anchors of all phrases as RE2 sources, those with the same second part joined into one entry
  * (`(?:first parts)second part`): one copy of each second part keeps the automaton's states small.
  */
-export function anchorSources(phrases: Item[][]): string[] {
+export function anchorSources(phrases: { items: Item[]; last?: boolean }[]): string[] {
   const byTail = new Map<string, Set<string>>();
-  for (const items of phrases) {
-    const [head, tail] = anchorSource(items);
+  for (const { items, last } of phrases) {
+    const [head, tail] = anchorSource(items, last);
     const heads = byTail.get(tail) ?? new Set<string>();
     heads.add(head);
     byTail.set(tail, heads);
@@ -345,8 +354,10 @@ export type Misspelling = string[];
 
 /**
  * The slips normalization corrects (injection-text.ts) for one keyword: adjacent letters swapped, a
- * letter doubled, a letter dropped (six letters or more), a letter replaced (eight or more), each a
- * word that is neither the keyword nor in `taken` (words the phrases use, English words).
+ * letter doubled, a letter dropped (six letters or more), each a word that is neither the keyword
+ * nor in `taken` (words the phrases use, English words). A replaced letter (`instrictions`) is not
+ * among them: the 25 forms of every position made the prefilter's program half as large again,
+ * and its automaton slower on every text.
  */
 export function misspellingsOf(keyword: string, taken: ReadonlySet<string>): Misspelling[] {
   const out: Misspelling[] = [];
@@ -364,18 +375,6 @@ export function misspellingsOf(keyword: string, taken: ReadonlySet<string>): Mis
     if (i + 1 < keyword.length) add(head + (keyword[i + 1] ?? "") + ch + keyword.slice(i + 2));
     add(head + ch + ch + tail);
     if (keyword.length >= 6) add(head + tail);
-    if (keyword.length >= 8) {
-      let others = "";
-      for (let c = 97; c <= 122; c++) {
-        const letter = String.fromCharCode(c);
-        const word = head + letter + tail;
-        if (letter !== ch && !taken.has(word) && !seen.has(word)) {
-          seen.add(word);
-          others += letter;
-        }
-      }
-      if (others) out.push([...head, others, ...tail]);
-    }
   }
   return out;
 }

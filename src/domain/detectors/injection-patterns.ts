@@ -44,6 +44,8 @@ export interface Phrase {
   family: Family;
   source: string;
   checks?: Check[];
+  /** Anchor the prefilter on the last two required parts (injection-compile.ts). */
+  anchorLast?: boolean;
 }
 
 function any(...alternatives: string[]): string {
@@ -1002,6 +1004,7 @@ export const PHRASES: Phrase[] = [
       VOID,
     ),
     checks: ["notOf"],
+    anchorLast: true,
   },
   {
     family: "override",
@@ -1721,9 +1724,10 @@ export const TEMPLATE_TOKENS: string[] = [
 
 /**
  * Keywords read through a misspelling: a whole word of the normalized text one transposition,
- * doubled letter, dropped letter (6+ letters) or wrong letter (8+ letters) away from one of these is
- * read as it (`ignroe`, `previuos`, `instrucitons`, `ignnore`, `intructions`). Long keywords only:
- * shorter words have too many real neighbours.
+ * doubled letter or (six letters or more) dropped letter away from one of these is read as it
+ * (`ignroe`, `previuos`, `instrucitons`, `ignnore`, `intructions`). Long keywords only: shorter
+ * words have too many real neighbours. Each misspelling is also an entry of the prefilter, whose
+ * size grows with this list.
  */
 export const FUZZY_KEYWORDS: string[] = [
   "ignore",
@@ -1736,19 +1740,14 @@ export const FUZZY_KEYWORDS: string[] = [
   "previous",
   "earlier",
   "preceding",
-  "foregoing",
   "original",
   "initial",
   "system",
   "prompt",
   "guidelines",
-  "directions",
-  "directives",
   "restrictions",
   "pretend",
   "roleplay",
-  "imagine",
-  "simulate",
   "unrestricted",
   "unfiltered",
   "uncensored",
@@ -1758,60 +1757,11 @@ export const FUZZY_KEYWORDS: string[] = [
   "reveal",
   "repeat",
   "verbatim",
-  "everything",
-  "policies",
-  "content",
-  "filters",
-  "without",
-  "anything",
-  "confidential",
-  "internal",
 ];
 
 /**
- * English words among those neighbours, which must keep their own meaning: "forgot the previous
- * instructions" is a report, not "forget". Found by checking every neighbour of FUZZY_KEYWORDS
- * against a dictionary of American English when the list was written.
+ * English words among those misspellings, which keep their own meaning ("forge", "revel"): found by
+ * checking every misspelling of FUZZY_KEYWORDS against a dictionary of American English. Words the
+ * phrases themselves use ("instruction", "guideline") are excluded without being listed.
  */
-export const NOT_MISSPELLINGS: string[] = [
-  "forge",
-  "revel",
-  "receding",
-  "precious",
-  "overrode",
-  "overripe",
-  "developed",
-  "polices",
-  "polities",
-  "contend",
-  "contest",
-  "context",
-  "contents",
-  "convent",
-  "content",
-  "fillers",
-  "fitters",
-  "filets",
-  "filers",
-  "withing",
-  "anythings",
-  "internals",
-  "interval",
-  "eternal",
-  "infernal",
-  "simulates",
-  "imaging",
-  "imagines",
-  "directors",
-  "direction",
-  "directive",
-  "instruction",
-  "guideline",
-  "restriction",
-  "systems",
-  "prompts",
-  "preceding",
-  "original",
-  "repeat",
-  "reveal",
-];
+export const NOT_MISSPELLINGS: string[] = ["forge", "receding", "revel"];

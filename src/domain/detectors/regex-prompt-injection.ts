@@ -4,12 +4,13 @@ import {
   anchorSources,
   exactSource,
   expand,
-  hasGatedCharacter,
+  GATES,
   type Item,
   LATIN1_GATE,
   misspellingSource,
   misspellingsOf,
   parse,
+  TWO_BYTE,
   wordsOf,
 } from "./injection-compile.js";
 import {
@@ -87,18 +88,19 @@ function correctionsMap(): Corrections {
   return corrections;
 }
 
-const ANCHORS = anchorSources(parsed);
+const ANCHORS = anchorSources(parsed.map((items, i) => ({ items, last: PHRASES[i]?.anchorLast })));
 const TEMPLATE_ENTRY = ANCHORS.length;
 /** The anchors, then the template tokens, then the misspellings and the Latin-1 gate. */
-const PREFILTER = new RE2.Set(
-  [
-    ...ANCHORS,
-    TEMPLATE_TOKENS.join("|"),
-    misspellingSource(MISSPELLINGS.flatMap((m) => m.slips)),
-    LATIN1_GATE,
-  ],
-  "u",
-);
+const ENTRIES = [
+  ...ANCHORS,
+  TEMPLATE_TOKENS.join("|"),
+  misspellingSource(MISSPELLINGS.flatMap((m) => m.slips)),
+  LATIN1_GATE,
+];
+/** For a string V8 holds as Latin-1 (most texts), which no other gate concerns. */
+const PREFILTER = new RE2.Set(ENTRIES, "u");
+/** For any other string: the same entries and the gates (injection-compile.ts), in the same single pass. */
+const PREFILTER_WIDE = new RE2.Set([...ENTRIES, ...GATES], "u");
 const TEMPLATES = new RE2(TEMPLATE_TOKENS.join("|"), "g");
 
 /** The normalized copy of `text` that phrases are matched on (misspelled keywords corrected). */
@@ -446,7 +448,8 @@ function prefilter(set: { match(text: string): number[] }, text: string, all: nu
     return all;
   }
 }
-const ALL_ENTRIES = [TEMPLATE_ENTRY];
+/** What an RE2 failure answers: the template entry and a phrase entry, so that everything is checked. */
+const ALL_ENTRIES = [0, TEMPLATE_ENTRY];
 const ALL_PHRASES = PHRASES.map((_, i) => i);
 
 /** The exact check: normalize, find the phrases the normalized copy holds, match each. */
@@ -474,10 +477,9 @@ export function findWithoutPrefilter(text: string): Span[] {
 
 /** The prefilter: whether `text` may hold a phrase, and whether it may hold a template token. */
 function screen(text: string): { phrases: boolean; templates: boolean } {
-  const entries = prefilter(PREFILTER, text, ALL_ENTRIES);
+  const entries = prefilter(TWO_BYTE.test(text) ? PREFILTER_WIDE : PREFILTER, text, ALL_ENTRIES);
   const templates = entries.includes(TEMPLATE_ENTRY);
-  const gated = hasGatedCharacter(text);
-  return { phrases: gated || entries.length > (templates ? 1 : 0), templates };
+  return { phrases: entries.length > (templates ? 1 : 0), templates };
 }
 
 /** Whether the prefilter sends `text` to the exact check (for tests: ordinary prose must not go). */
