@@ -41,16 +41,17 @@ import { isAsciiLetter, normalizeSpans } from "./spans.js";
  * `I g n o r e  ALL prev10us\u200b instrucitons` reads as `ignoreallpreviousinstructions`.
  *
  * Normalizing costs several times what the other detectors spend on a text, so it happens only when
- * a prefilter says it may find something. The prefilter is one RE2 set, one linear pass over the
- * raw text, that is a superset of what normalization can find: the anchor of every phrase
- * (injection-compile.ts), every misspelling of a keyword that normalization corrects, the forged
- * chat-template tokens, and gates for the characters the anchors do not read (styled letters,
- * other scripts or symbols against a Latin letter, typographic separators inside a word, invisible
- * characters). A text none of these match (almost every text) is done. Otherwise the text is
- * normalized and one more RE2 set, of the exact phrases, runs on the normalized copy; only the
- * phrases it names are matched one by one, for their positions and their checks:
- * - sentence ends survive normalization as a barrier, so "feel free to ignore. Previous
- *   instructions still apply" does not join into a phrase;
+ * a prefilter says it may find something. The prefilter is one RE2 pass over the raw text that is a
+ * superset of what normalization can find: the anchor of every phrase (injection-compile.ts), every
+ * misspelling normalization corrects, the forged chat-template tokens, and gates for the characters
+ * the anchors do not read (Latin-1 punctuation inside a word; and, in the variant of the set for
+ * strings V8 does not hold as Latin-1, styled letters, other scripts or symbols against an ASCII
+ * letter, invisible characters). A text none of these match (almost every text) is done. Otherwise
+ * the text is normalized and one more RE2 set, of the exact phrases, runs on the normalized copy;
+ * only the phrases it names are matched one by one, for their positions and their checks:
+ * - sentence ends (not an abbreviation's period), camelCase boundaries and code braces keep words
+ *   from joining into a phrase ("feel free to ignore. Previous instructions still apply",
+ *   `if (ignorePrevious) { rules = [] }`);
  * - a match must start and end at word boundaries of the original (`You are now Daniel's` is not
  *   `you are now DAN`);
  * - the phrase's checks read the original words around it (injection-patterns.ts).
@@ -75,7 +76,7 @@ const taken = new Set<string>(NOT_MISSPELLINGS);
 for (const items of parsed) wordsOf(items, taken);
 const MISSPELLINGS = FUZZY_KEYWORDS.map((k) => ({ keyword: k, slips: misspellingsOf(k, taken) }));
 
-/** Every misspelling, as the word it is read as (built on first use: a few thousand words). */
+/** Every misspelling, as the word it is read as (built on first use: several hundred words). */
 let corrections: Corrections | undefined;
 function correctionsMap(): Corrections {
   if (!corrections) {
@@ -452,6 +453,14 @@ function prefilter(set: { match(text: string): number[] }, text: string, all: nu
 const ALL_ENTRIES = [0, TEMPLATE_ENTRY];
 const ALL_PHRASES = PHRASES.map((_, i) => i);
 
+function templateSpans(text: string, spans: Span[]): Span[] {
+  TEMPLATES.lastIndex = 0;
+  for (let m = TEMPLATES.exec(text); m !== null; m = TEMPLATES.exec(text)) {
+    spans.push({ start: m.index, end: m.index + m[0].length });
+  }
+  return spans;
+}
+
 /** The exact check: normalize, find the phrases the normalized copy holds, match each. */
 function find(text: string, templates: boolean): Span[] {
   const spans: Span[] = [];
@@ -461,12 +470,7 @@ function find(text: string, templates: boolean): Span[] {
     const exact = EXACT[i];
     if (phrase && exact) matchPhrase(text, normalized, phrase, exact, spans);
   }
-  if (templates) {
-    TEMPLATES.lastIndex = 0;
-    for (let m = TEMPLATES.exec(text); m !== null; m = TEMPLATES.exec(text)) {
-      spans.push({ start: m.index, end: m.index + m[0].length });
-    }
-  }
+  if (templates) templateSpans(text, spans);
   return normalizeSpans(spans);
 }
 
@@ -491,13 +495,5 @@ export function passesPrefilter(text: string): boolean {
 export function findPromptInjections(text: string): Span[] {
   const { phrases, templates } = screen(text);
   if (!phrases && !templates) return [];
-  if (!phrases) {
-    const spans: Span[] = [];
-    TEMPLATES.lastIndex = 0;
-    for (let m = TEMPLATES.exec(text); m !== null; m = TEMPLATES.exec(text)) {
-      spans.push({ start: m.index, end: m.index + m[0].length });
-    }
-    return spans;
-  }
-  return find(text, templates);
+  return phrases ? find(text, templates) : templateSpans(text, []);
 }
