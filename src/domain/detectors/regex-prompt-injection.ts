@@ -1,191 +1,404 @@
 import RE2 from "re2";
 import type { Span } from "../content-scan.js";
-import { INJECTION_PATTERNS } from "./injection-patterns.js";
-import { isAsciiLetter } from "./spans.js";
+import {
+  anchorSources,
+  exactSource,
+  expand,
+  GATES,
+  type Item,
+  LATIN1_GATE,
+  misspellingSource,
+  misspellingsOf,
+  parse,
+  TWO_BYTE,
+  wordsOf,
+} from "./injection-compile.js";
+import {
+  type Check,
+  FUZZY_KEYWORDS,
+  NOT_MISSPELLINGS,
+  PHRASES,
+  type Phrase,
+  TEMPLATE_TOKENS,
+} from "./injection-patterns.js";
+import {
+  BARRIER,
+  type Corrections,
+  corrections as correctionsOf,
+  foldWord,
+  type Normalized,
+  nextAfter,
+  normalizeForInjection as normalize,
+  wordsAfter,
+  wordsBefore,
+} from "./injection-text.js";
+import { isAsciiLetter, normalizeSpans } from "./spans.js";
 
 /**
  * Prompt-injection phrases (injection-patterns.ts), matched on a normalized copy of the text so that
- * spacing, case, punctuation, invisible characters, accents, fullwidth or styled letters and digit
- * look-alikes cannot split a phrase: `I g n o r e  ALL prev10us\u200b instructions` reads as
- * `ignoreallpreviousinstructions`.
+ * spacing, case, punctuation, invisible characters, accents, fullwidth or styled letters, Cyrillic
+ * and Greek look-alikes, digit look-alikes and misspelled keywords cannot hide a phrase:
+ * `I g n o r e  ALL prev10us\u200b instrucitons` reads as `ignoreallpreviousinstructions`.
  *
- * Normalization is one pass over the text that keeps, for every character it emits, the index of
- * the original character it came from, so a match maps back to a span of the original text.
- * Three steps keep it precise and cheap:
- * - a prefilter: the same phrases, compiled into one RE2 set in which every letter may be written in
- *   any of its forms and followed by any non-alphanumeric characters. It runs in one linear pass
- *   over the raw text and is a superset of the normalized match, so text it rejects (almost all
- *   text) is never normalized;
- * - sentence ends survive normalization as a barrier, so "feel free to ignore. Previous
- *   instructions still apply" does not join into a phrase. Only a segment of three or more words
- *   ends a sentence, so `Ignore. All. Previous. Instructions.` still reads as one phrase;
+ * Normalizing costs several times what the other detectors spend on a text, so it happens only when
+ * a prefilter says it may find something. The prefilter is one RE2 pass over the raw text that is a
+ * superset of what normalization can find: the anchor of every phrase (injection-compile.ts), every
+ * misspelling normalization corrects, the forged chat-template tokens, and gates for the characters
+ * the anchors do not read (Latin-1 punctuation inside a word; and, in the variant of the set for
+ * strings V8 does not hold as Latin-1, styled letters, other scripts or symbols against an ASCII
+ * letter, invisible characters). A text none of these match (almost every text) is done. Otherwise
+ * the text is normalized and one more RE2 set, of the exact phrases, runs on the normalized copy;
+ * only the phrases it names are matched one by one, for their positions and their checks:
+ * - sentence ends (not an abbreviation's period), camelCase boundaries and code braces keep words
+ *   from joining into a phrase ("feel free to ignore. Previous instructions still apply",
+ *   `if (ignorePrevious) { rules = [] }`);
  * - a match must start and end at word boundaries of the original (`You are now Daniel's` is not
- *   `you are now DAN`).
+ *   `you are now DAN`);
+ * - the phrase's checks read the original words around it (injection-patterns.ts).
+ * Normalization keeps, for every character it emits, the index of the original character it came
+ * from, so a match maps back to a span of the original text.
  */
 
-/** Digits and signs written in place of letters (1gn0re, in$tructions). */
-const LOOK_ALIKES: Record<string, string> = {
-  "0": "o",
-  "1": "i",
-  "3": "e",
-  "4": "a",
-  "5": "s",
-  "7": "t",
-  "@": "a",
-  $: "s",
-};
+export type { Normalized };
 
-/** ASCII code → normalized code (0 drops the character). */
-const ASCII = new Uint8Array(128);
-for (let c = 48; c <= 57; c++) ASCII[c] = c;
-for (let c = 97; c <= 122; c++) {
-  ASCII[c] = c;
-  ASCII[c - 32] = c;
-}
-for (const [from, to] of Object.entries(LOOK_ALIKES)) ASCII[from.charCodeAt(0)] = to.charCodeAt(0);
+const BARRIER_CHAR = String.fromCharCode(BARRIER);
 
-/**
- * Blocks holding letters that decompose (NFKD) to an ASCII letter: accented Latin, modifier and
- * phonetic letters, super- and subscripts, letterlike and enclosed forms, fullwidth and
- * mathematical styles. In the prefilter any character of these blocks may stand for any letter:
- * a few whole ranges keep the RE2 program small, and a false hit only costs the exact check.
- */
-const LETTER_BLOCKS: [number, number][] = [
-  [0x00c0, 0x02ff],
-  [0x1d00, 0x1dbf],
-  [0x1e00, 0x1eff],
-  [0x2070, 0x209f],
-  [0x2100, 0x24ff],
-  [0xff00, 0xffef],
-  [0x1d400, 0x1d7ff],
-  [0x1f100, 0x1f1ff],
-];
-const STYLED = LETTER_BLOCKS.map(([low, high]) => `${reClassChar(low)}-${reClassChar(high)}`).join("");
-
-const BARRIER = 124; // "|": never part of a pattern
-
-function reClassChar(cp: number): string {
-  return `\\x{${cp.toString(16)}}`;
-}
-
-/** For every letter a-z, the RE2 class of the ways to write it. */
-function letterClasses(): Map<string, string> {
-  const classes = new Map<string, string>();
-  for (let c = 97; c <= 122; c++) {
-    const letter = String.fromCharCode(c);
-    const alikes = Object.entries(LOOK_ALIKES)
-      .filter(([, to]) => to === letter)
-      .map(([from]) => reClassChar(from.charCodeAt(0)))
-      .join("");
-    classes.set(letter, `[${letter}${letter.toUpperCase()}${alikes}${STYLED}]`);
-  }
-  return classes;
-}
-
-/**
- * The prefilter form of a normalized pattern: each letter becomes "any form of it, then any run of
- * characters that normalization drops". Only the syntax injection-patterns.ts allows is handled.
- */
-function spacingTolerant(source: string, classes: Map<string, string>): string {
-  let out = "";
-  for (let i = 0; i < source.length; i++) {
-    const ch = source[i] ?? "";
-    if (source.startsWith("(?:", i)) {
-      out += "(?:";
-      i += 2;
-    } else if (ch === "{") {
-      const close = source.indexOf("}", i);
-      out += source.slice(i, close + 1);
-      i = close;
-    } else if (ch >= "a" && ch <= "z") {
-      out += `(?:${classes.get(ch) ?? ch}[^a-zA-Z0-9]*)`;
-    } else if (ch === "(" || ch === ")" || ch === "|" || ch === "?") {
-      out += ch;
-    } else {
-      throw new Error(`injection pattern uses unsupported syntax '${ch}': ${source}`);
-    }
-  }
-  return out;
-}
-
-const classes = letterClasses();
-const PREFILTER = new RE2.Set(
-  INJECTION_PATTERNS.map((p) => spacingTolerant(p, classes)),
+const parsed: Item[][] = PHRASES.map((p) => parse(p.source));
+const EXACT: RegExp[] = parsed.map((items) => new RegExp(exactSource(items), "g"));
+/** The exact phrases, for the normalized text: which phrases to match one by one. */
+const EXACT_SET = new RE2.Set(
+  parsed.map((items) => exactSource(items)),
   "u",
 );
-const PHRASES = new RegExp(INJECTION_PATTERNS.join("|"), "g");
 
-/** Decompositions of non-ASCII code points, to ASCII letters and digits (often "", for CJK etc.). */
-const decomposed = new Map<number, string>();
-function asciiOf(cp: number): string {
-  let s = decomposed.get(cp);
-  if (s === undefined) {
-    s = String.fromCodePoint(cp)
-      .normalize("NFKD")
-      .replace(/[^A-Za-z0-9]/g, "")
-      .toLowerCase();
-    if (decomposed.size > 4096) decomposed.clear();
-    decomposed.set(cp, s);
-  }
-  return s;
-}
+/** Words that are not misspellings: the phrases' own words, and English words near a keyword. */
+const taken = new Set<string>(NOT_MISSPELLINGS);
+for (const items of parsed) wordsOf(items, taken);
+const MISSPELLINGS = FUZZY_KEYWORDS.map((k) => ({ keyword: k, slips: misspellingsOf(k, taken) }));
 
-function isSpace(c: number): boolean {
-  return c === 32 || c === 9 || c === 10 || c === 13 || Number.isNaN(c);
-}
-
-export interface Normalized {
-  /** Lower-case letters and digits, with `|` at sentence ends. */
-  text: string;
-  /** For each character of `text`, the index of the original character it came from. */
-  origin: number[];
-}
-
-/** The normalized copy of `text` and its index map, in one pass. */
-export function normalizeForInjection(text: string): Normalized {
-  const codes: number[] = [];
-  const origin: number[] = [];
-  // Words are runs of two or more kept characters; single letters (i g n o r e) do not count.
-  let run = 0;
-  let words = 0;
-  const keep = (code: number, from: number) => {
-    codes.push(code);
-    origin.push(from);
-    if (++run === 2) words++;
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) {
-      const v = ASCII[c] ?? 0;
-      if (v !== 0) {
-        keep(v, i);
-        continue;
-      }
-      run = 0;
-      // A sentence end (". ", "! ", "? ") closes the segment; one of three or more words is a
-      // sentence, and the barrier keeps phrases from joining across it.
-      if ((c === 46 || c === 33 || c === 63) && isSpace(text.charCodeAt(i + 1))) {
-        if (words >= 3) {
-          codes.push(BARRIER);
-          origin.push(i);
-        }
-        words = 0;
-      }
-      continue;
+/** Every misspelling, as the word it is read as (built on first use: several hundred words). */
+let corrections: Corrections | undefined;
+function correctionsMap(): Corrections {
+  if (!corrections) {
+    const map = new Map<string, string>();
+    for (const { keyword, slips } of MISSPELLINGS) {
+      for (const slip of slips) for (const word of expand(slip)) if (!map.has(word)) map.set(word, keyword);
     }
-    const cp = text.codePointAt(i) ?? c;
-    const ascii = asciiOf(cp);
-    if (ascii.length === 0) run = 0;
-    // Through the same table as ASCII text, so a circled ① is a look-alike for i as 1 is.
-    for (let k = 0; k < ascii.length; k++) keep(ASCII[ascii.charCodeAt(k)] ?? 0, i);
-    if (cp > 0xffff) i++;
+    corrections = correctionsOf(map);
   }
-  let normalized = "";
-  for (let at = 0; at < codes.length; at += 4096) {
-    normalized += String.fromCharCode(...codes.slice(at, at + 4096));
-  }
-  return { text: normalized, origin };
+  return corrections;
 }
+
+const ANCHORS = anchorSources(parsed.map((items, i) => ({ items, last: PHRASES[i]?.anchorLast })));
+const TEMPLATE_ENTRY = ANCHORS.length;
+/** The anchors, then the template tokens, then the misspellings and the Latin-1 gate. */
+const ENTRIES = [
+  ...ANCHORS,
+  TEMPLATE_TOKENS.join("|"),
+  misspellingSource(MISSPELLINGS.flatMap((m) => m.slips)),
+  LATIN1_GATE,
+];
+/** For a string V8 holds as Latin-1 (most texts), which no other gate concerns. */
+const PREFILTER = new RE2.Set(ENTRIES, "u");
+/** For any other string: the same entries and the gates (injection-compile.ts), in the same single pass. */
+const PREFILTER_WIDE = new RE2.Set([...ENTRIES, ...GATES], "u");
+const TEMPLATES = new RE2(TEMPLATE_TOKENS.join("|"), "g");
+
+/** The normalized copy of `text` that phrases are matched on (misspelled keywords corrected). */
+export function normalizeForInjection(text: string): Normalized {
+  return normalize(text, correctionsMap());
+}
+
+// ---------- checks on the original text ----------
+
+const NEGATIONS = new Set([
+  "not",
+  "never",
+  "dont",
+  "cant",
+  "cannot",
+  "wont",
+  "shouldnt",
+  "doesnt",
+  "didnt",
+  "mustnt",
+  "wouldnt",
+  "couldnt",
+  "isnt",
+  "arent",
+]);
+/** Words before an imperative that make it a statement about something else. */
+const SUBJECTS = new Set([
+  "this",
+  "these",
+  "those",
+  "that",
+  "which",
+  "it",
+  "they",
+  "we",
+  "he",
+  "she",
+  "who",
+  "rules",
+  "guidelines",
+  "policies",
+  "settings",
+  "terms",
+  "changes",
+  "values",
+  "versions",
+  "options",
+  "flags",
+]);
+/** Words skipped on the way back to the subject: "these rules also override", "it will override". */
+const AUXILIARIES = new Set([
+  "also",
+  "will",
+  "would",
+  "may",
+  "might",
+  "can",
+  "could",
+  "should",
+  "shall",
+  "must",
+  "always",
+  "often",
+  "usually",
+  "generally",
+  "automatically",
+  "to",
+  "simply",
+  "just",
+]);
+/** Words after an object that give it a topic ("the earlier guidance on parking"). */
+const TOPICS = new Set(["on", "about", "regarding", "concerning", "re", "over"]);
+/** Nouns an object qualifies ("the old rules table", "your instructions packet"). */
+const COMPOUND_NOUNS = new Set([
+  "table",
+  "tables",
+  "packet",
+  "packets",
+  "page",
+  "pages",
+  "engine",
+  "file",
+  "files",
+  "section",
+  "panel",
+  "sheet",
+  "document",
+  "documents",
+  "doc",
+  "docs",
+  "book",
+  "booklet",
+  "manual",
+  "tab",
+  "column",
+  "field",
+  "box",
+  "card",
+  "binder",
+  "folder",
+  "link",
+  "button",
+  "menu",
+  "window",
+  "template",
+  "templates",
+  "editor",
+  "screen",
+  "widget",
+  "list",
+  "board",
+  "poster",
+  "sign",
+  "label",
+  "leaflet",
+  "pdf",
+  "video",
+  "slide",
+  "slides",
+  "deck",
+  "email",
+  "thread",
+  "channel",
+  "repo",
+  "module",
+  "class",
+  "parser",
+  "config",
+  "format",
+  "library",
+  "engineering",
+  "writer",
+  "generator",
+  "injection",
+  "bar",
+  "field",
+  "text",
+  "version",
+  "versions",
+]);
+/** Words that may follow a phrase that must end its clause. */
+const CONTINUATIONS = new Set([
+  "and",
+  "then",
+  "instead",
+  "now",
+  "completely",
+  "entirely",
+  "altogether",
+  "immediately",
+  "please",
+  "pls",
+  "plz",
+  "but",
+  "so",
+  "or",
+  "just",
+  "henceforth",
+  "fully",
+  "totally",
+  "also",
+  "too",
+  "you",
+  "lets",
+  "from",
+]);
+/** Words after an extraction phrase that ask for a copy. */
+const COPY_TAILS = new Set([
+  "verbatim",
+  "word",
+  "exactly",
+  "precisely",
+  "unchanged",
+  "literally",
+  "starting",
+  "beginning",
+  "including",
+  "back",
+  "here",
+  "raw",
+  "character",
+  "letter",
+  "line",
+  "completely",
+  "fully",
+  "without",
+]);
+const COPY_TAIL_PAIRS = new Set([
+  "in full",
+  "in a",
+  "as is",
+  "as written",
+  "as it",
+  "in your",
+  "into your",
+  "to me",
+  "to us",
+]);
+/** Words that make a "system override" an order. */
+const DIRECTIVES = new Set([
+  "ignore",
+  "disregard",
+  "forget",
+  "disable",
+  "disabled",
+  "deactivate",
+  "deactivated",
+  "enable",
+  "enabled",
+  "activate",
+  "activated",
+  "grant",
+  "granted",
+  "unrestricted",
+  "unlock",
+  "unlocked",
+  "restrictions",
+  "rules",
+  "instructions",
+  "guidelines",
+  "filters",
+  "jailbreak",
+  "comply",
+  "obey",
+  "suspended",
+  "lifted",
+  "revoked",
+  "void",
+  "bypass",
+  "override",
+  "developer",
+  "safety",
+]);
+const ACRONYMS = new Set(["dan", "stan", "dude", "aim"]);
+
+/** The words of the original text between `start` and `end`, as written. */
+function originalWords(text: string, start: number, end: number): string[] {
+  return text.slice(start, end).match(/[\p{L}\p{N}\p{M}$@\u200b-\u200d\u2060\ufeff]+/gu) ?? [];
+}
+
+function hasLowerCase(word: string): boolean {
+  for (const ch of word) if (ch !== ch.toUpperCase()) return true;
+  return false;
+}
+
+function isClauseEnd(text: string, end: number): boolean {
+  const next = nextAfter(text, end);
+  return next.kind !== "word" || CONTINUATIONS.has(next.word);
+}
+
+const CHECKS: Record<Check, (text: string, start: number, end: number) => boolean> = {
+  imperative(text, start) {
+    for (const word of wordsBefore(text, start, 4)) {
+      if (NEGATIONS.has(word) || SUBJECTS.has(word)) return false;
+      if (!AUXILIARIES.has(word)) return true;
+    }
+    return true;
+  },
+  unqualified(text, _start, end) {
+    const next = nextAfter(text, end);
+    return next.kind !== "word" || (!TOPICS.has(next.word) && !COMPOUND_NOUNS.has(next.word));
+  },
+  clauseEnd: (text, _start, end) => isClauseEnd(text, end),
+  extractEnd(text, _start, end) {
+    if (isClauseEnd(text, end)) return true;
+    const [first = "", second = ""] = wordsAfter(text, end, 2);
+    return COPY_TAILS.has(first) || COPY_TAIL_PAIRS.has(`${first} ${second}`);
+  },
+  colon(text, _start, end) {
+    const next = nextAfter(text, end);
+    return next.kind === "mark" && ":-\u2013\u2014".includes(next.mark);
+  },
+  announcement(text, start, end) {
+    const words = originalWords(text, start, end);
+    if (words.length > 0 && !words.some(hasLowerCase)) return true;
+    const next = nextAfter(text, end);
+    if (next.kind === "end") return false;
+    if (next.kind === "mark" && "])}!>".includes(next.mark)) return true;
+    if (next.kind !== "mark" || !":-\u2013\u2014".includes(next.mark)) return false;
+    return wordsAfter(text, text.indexOf(next.mark, end) + 1, 12).some((w) => DIRECTIVES.has(w));
+  },
+  notOf(text, _start, end) {
+    const next = nextAfter(text, end);
+    return next.kind !== "word" || next.word !== "of";
+  },
+  acronymUpper(text, start, end) {
+    return originalWords(text, start, end).every((w) => !ACRONYMS.has(foldWord(w)) || !hasLowerCase(w));
+  },
+  titleCase(text, start, end) {
+    return originalWords(text, start, end).every((w) => {
+      const first = w.replace(/[^\p{L}]/gu, "").charAt(0);
+      return first !== "" && first === first.toUpperCase();
+    });
+  },
+};
+
+// ---------- matching ----------
 
 /** The end (exclusive) in the original text of the character at `index` (a surrogate pair is one). */
 function endOf(text: string, index: number): number {
@@ -194,22 +407,93 @@ function endOf(text: string, index: number): number {
   return c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? index + 2 : index + 1;
 }
 
-export function findPromptInjections(text: string): Span[] {
-  if (!PREFILTER.test(text)) return [];
-  const { text: normalized, origin } = normalizeForInjection(text);
-  const spans: Span[] = [];
-  PHRASES.lastIndex = 0;
-  for (let m = PHRASES.exec(normalized); m !== null; m = PHRASES.exec(normalized)) {
-    const start = origin[m.index] ?? 0;
-    const end = endOf(text, origin[m.index + m[0].length - 1] ?? start);
-    // Word boundaries of the original: not "Daniel" for "dan", not "signore" for "ignore".
-    if (isAsciiLetter(text.charCodeAt(start - 1)) || isAsciiLetter(text.charCodeAt(end))) {
-      PHRASES.lastIndex = m.index + 1;
+const CODE = /[{}=]/;
+
+function matchPhrase(
+  text: string,
+  normalized: Normalized,
+  phrase: Phrase,
+  exact: RegExp,
+  spans: Span[],
+): void {
+  const { text: flat, origin } = normalized;
+  exact.lastIndex = 0;
+  for (let m = exact.exec(flat); m !== null; m = exact.exec(flat)) {
+    if (m[0].length === 0 || m[0].includes(BARRIER_CHAR)) {
+      exact.lastIndex = m.index + 1;
       continue;
     }
-    const last = spans[spans.length - 1];
-    if (last && start <= last.end) last.end = Math.max(last.end, end);
-    else spans.push({ start, end });
+    const start = origin[m.index] ?? 0;
+    const end = endOf(text, origin[m.index + m[0].length - 1] ?? start);
+    // Word boundaries of the original: not "Daniel" for "dan", not "signore" for "ignore"; and
+    // no code syntax inside: `if (ignorePrevious) { rules = [] }` joins into a phrase only when
+    // its braces are dropped.
+    const bounded = !isAsciiLetter(text.charCodeAt(start - 1)) && !isAsciiLetter(text.charCodeAt(end));
+    const code = CODE.test(text.slice(start, end));
+    if (bounded && !code && (phrase.checks ?? []).every((c) => CHECKS[c](text, start, end))) {
+      spans.push({ start, end });
+    } else {
+      exact.lastIndex = m.index + 1;
+    }
+  }
+}
+
+/**
+ * The prefilter entries `text` matches. When RE2 runs out of memory (a text built to blow up its
+ * cache), the answer is "check everything", never "nothing".
+ */
+function prefilter(set: { match(text: string): number[] }, text: string, all: number[]): number[] {
+  try {
+    return set.match(text);
+  } catch {
+    return all;
+  }
+}
+/** What an RE2 failure answers: the template entry and a phrase entry, so that everything is checked. */
+const ALL_ENTRIES = [0, TEMPLATE_ENTRY];
+const ALL_PHRASES = PHRASES.map((_, i) => i);
+
+function templateSpans(text: string, spans: Span[]): Span[] {
+  TEMPLATES.lastIndex = 0;
+  for (let m = TEMPLATES.exec(text); m !== null; m = TEMPLATES.exec(text)) {
+    spans.push({ start: m.index, end: m.index + m[0].length });
   }
   return spans;
+}
+
+/** The exact check: normalize, find the phrases the normalized copy holds, match each. */
+function find(text: string, templates: boolean): Span[] {
+  const spans: Span[] = [];
+  const normalized = normalizeForInjection(text);
+  for (const i of prefilter(EXACT_SET, normalized.text, ALL_PHRASES)) {
+    const phrase = PHRASES[i];
+    const exact = EXACT[i];
+    if (phrase && exact) matchPhrase(text, normalized, phrase, exact, spans);
+  }
+  if (templates) templateSpans(text, spans);
+  return normalizeSpans(spans);
+}
+
+/** The exact check without the prefilter: what the prefilter must never lose. */
+export function findWithoutPrefilter(text: string): Span[] {
+  return find(text, true);
+}
+
+/** The prefilter: whether `text` may hold a phrase, and whether it may hold a template token. */
+function screen(text: string): { phrases: boolean; templates: boolean } {
+  const entries = prefilter(TWO_BYTE.test(text) ? PREFILTER_WIDE : PREFILTER, text, ALL_ENTRIES);
+  const templates = entries.includes(TEMPLATE_ENTRY);
+  return { phrases: entries.length > (templates ? 1 : 0), templates };
+}
+
+/** Whether the prefilter sends `text` to the exact check (for tests: ordinary prose must not go). */
+export function passesPrefilter(text: string): boolean {
+  const { phrases, templates } = screen(text);
+  return phrases || templates;
+}
+
+export function findPromptInjections(text: string): Span[] {
+  const { phrases, templates } = screen(text);
+  if (!phrases && !templates) return [];
+  return phrases ? find(text, templates) : templateSpans(text, []);
 }
