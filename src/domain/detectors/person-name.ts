@@ -84,12 +84,37 @@ function isAnyOrdinary(key: string, flags: number): boolean {
   return isOrdinary(key, flags) || FOREIGN_WORD_SET.has(key);
 }
 
+const IS_GIVEN = 1;
+const IS_SURNAME = 2;
+const IS_ORDINARY = 4;
+const IS_ANY_ORDINARY = 8;
+const MEMO_LIMIT = 50_000;
+/**
+ * What the lists say of a capitalized word, remembered: a text repeats its capitalized words, and
+ * each reading costs a lower-casing and up to four set lookups. Cleared when it grows past the limit.
+ */
+const memo = new Map<string, number>();
+
+function readWord(word: string, flags: number): number {
+  let bits = memo.get(word);
+  if (bits !== undefined) return bits;
+  const key = nameKey(word);
+  bits =
+    (isGiven(word, flags, key) ? IS_GIVEN : 0) |
+    (isSurname(word, key) ? IS_SURNAME : 0) |
+    (isOrdinary(key, flags) ? IS_ORDINARY : 0) |
+    (isAnyOrdinary(key, flags) ? IS_ANY_ORDINARY : 0);
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(word, bits);
+  return bits;
+}
+
 /** The word after a given name reads as its surname (rule 4). */
 function surnameFits(word: string, flags: number, firstOrdinary: boolean): boolean {
   if (flags & (FILLER | SURNAME_STOP)) return false;
-  const key = nameKey(word);
-  const ordinary = isAnyOrdinary(key, flags);
-  const surname = isSurname(word, key);
+  const bits = readWord(word, flags);
+  const ordinary = (bits & IS_ANY_ORDINARY) !== 0;
+  const surname = (bits & IS_SURNAME) !== 0;
   return firstOrdinary ? surname && !ordinary : !ordinary || surname;
 }
 
@@ -172,6 +197,10 @@ function cueCanPrecede(text: string, start: number): boolean {
   return !isAsciiLetter(text.charCodeAt(i - 2)) && ((a === 105 && b === 115) || (a === 98 && b === 121));
 }
 
+function isLowerLetter(c: number): boolean {
+  return c >= 97 && c <= 122;
+}
+
 /** A word that introduces a person, just before a name of words outside the lists (rule 5). */
 const PERSON_LEAD =
   /(?:^|[^a-z])(?:with|to|for|by|from|and|met|meet|called|asked|ask|told|tell|thank|thanks|cc|dear|hi|hello|invited|hired|emailed|texted|visited|saw|contact|contacted|named|ping|pinged|per|according to|mit|von|für|avec|pour|con|para)[ \t]{1,2}$/;
@@ -194,9 +223,9 @@ export function findPersonNames(text: string): Span[] {
     } else if (flags & FILLER) {
       continue;
     } else {
-      const key = nameKey(word);
-      const ordinary = isOrdinary(key, flags);
-      if (isGiven(word, flags, key) && !afterHouseNumber(text, start)) {
+      const bits = readWord(word, flags);
+      const ordinary = (bits & IS_ORDINARY) !== 0;
+      if (bits & IS_GIVEN && !afterHouseNumber(text, start)) {
         const parts = partsAfter(text, wordEnd, 3);
         // "Austin Texas", "Jordan River": the given name is part of a place.
         const next = parts[0];
@@ -210,13 +239,14 @@ export function findPersonNames(text: string): Span[] {
       } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
         end = surnameEnd(partsAfter(text, wordEnd, 3), anySurname);
       } else if (
-        !isAnyOrdinary(key, flags) &&
+        (bits & IS_ANY_ORDINARY) === 0 &&
+        isLowerLetter(text.charCodeAt(start - 2)) &&
         PERSON_LEAD.test(lowerBefore(text, start, 16)) &&
         !afterHouseNumber(text, start)
       ) {
         end = surnameEnd(partsAfter(text, wordEnd, 3), (p) => {
           if (p.flags & (FILLER | SURNAME_STOP)) return false;
-          return !isAnyOrdinary(nameKey(p.word), p.flags);
+          return (readWord(p.word, p.flags) & IS_ANY_ORDINARY) === 0;
         });
       }
     }
