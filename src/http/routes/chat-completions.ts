@@ -20,7 +20,7 @@ export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): voi
         description:
           "OpenAI-compatible. The effective guardrails of the key decide: region address, model, provider endpoints, content filters (block, redact, flag) and budgets. Refusals are 403 with metadata naming the rule and the guardrails; upstream failures are 502, 504 or 429. With `stream: true` the answer is server-sent events.",
         body: ChatCompletionRequest,
-        response: errorResponses(400, 401, 403, 404, 429, 502, 503, 504),
+        response: errorResponses(400, 401, 403, 404, 413, 429, 502, 503, 504),
       },
     },
     async (request, reply) => {

@@ -24,7 +24,7 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
         description:
           "Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller's organization and returns them all. Nothing is forwarded and nothing is spent.",
         body: EvaluateRequest,
-        response: errorResponses(400, 401, 403, 404),
+        response: errorResponses(400, 401, 403, 404, 413, 503),
       },
     },
     async (request) => {
