@@ -218,7 +218,7 @@ export async function completeChat(
   );
   if (!reserved.ok) {
     // A layer has nothing left: decide again on the usage read now, for the refusal's details.
-    prepared = await prepareRequest(gw, keyPolicy, body, ingress, true);
+    prepared = await prepareRequest(gw, keyPolicy, body, ingress, true, prepared);
     if (!prepared.decision.allowed) refuse(gw, prepared.decision);
     gw.metrics.requests.inc({ outcome: "refused", reason: "budget_exhausted" });
     throw new AppError("guardrail_refused", { reason: "budget_exhausted" }, "Budget exhausted");

@@ -55,6 +55,8 @@ export function maxOutputTokens(body: ChatBody): number | null {
  * Decides, timing the decision. With `readBudgets` the budget windows' usage is read first, so the
  * decision can judge the budgets (the dry run, or explaining a refused reservation); the gateway
  * leaves it out, because its reservation is the budget check, atomic where a read is not.
+ * `earlier` is this request's first preparation: deciding again (on the budgets) reuses its texts
+ * and scan instead of scanning the request a second time.
  */
 export async function prepareRequest(
   gw: GatewayDeps,
@@ -62,6 +64,7 @@ export async function prepareRequest(
   body: ChatBody,
   ingress: Region,
   readBudgets: boolean,
+  earlier?: Prepared,
 ): Promise<Prepared> {
   const { key, policy, applied } = keyPolicy;
   const now = gw.services.now();
@@ -70,12 +73,14 @@ export async function prepareRequest(
       ? await readUsage(gw.services, key, policy, now)
       : { spent: policy.budgets.map(() => 0), reserved: policy.budgets.map(() => 0) };
   const started = process.hrtime.bigint();
-  const texts = collectTexts(body);
+  const texts = earlier?.texts ?? collectTexts(body);
   const filters = filtersOf(gw, policy);
   // A model that does not exist is refused before any scan.
-  const scan = gw.services.catalog.findModel(body.model)
-    ? await gw.scanner.scanLarge(policy, applied, filters, texts)
-    : undefined;
+  const scan =
+    earlier?.decision.scan ??
+    (gw.services.catalog.findModel(body.model)
+      ? await gw.scanner.scanLarge(policy, applied, filters, texts)
+      : undefined);
   const decision = decide({
     model: body.model,
     texts,
