@@ -189,11 +189,15 @@ try {
   const berlin = process.env.BERLIN_NAMES;
   if (berlin === undefined)
     throw new Error("BERLIN_NAMES: the path of a checkout of berlinonline/haeufige-vornamen-berlin");
+  const english = commonWords(dir);
+  const foreign = foreignWords(dir, new Set([...given, ...family]));
+  // A name that is also a common word once its accents are gone (`Thế` → `the`) would make that
+  // word a given name: such names are left out.
   write(
     "berlin-given-names.ts",
     "BERLIN_GIVEN_NAMES_DATA",
-    `Given names registered in Berlin 2012-2023 (LABO, CC BY 3.0 DE), given at least ${MIN_BERLIN} times, not already in given-names.ts; lower case, accents removed, most given first.`,
-    berlinNames(berlin, new Set(given)),
+    `Given names registered in Berlin 2012-2023 (LABO, CC BY 3.0 DE), given at least ${MIN_BERLIN} times, neither in given-names.ts nor a common word of the word lists; lower case, accents removed, most given first.`,
+    berlinNames(berlin, new Set([...given, ...english, ...foreign])),
   );
   write(
     "given-names.ts",
@@ -211,7 +215,7 @@ try {
     "foreign-words.ts",
     "FOREIGN_WORDS_DATA",
     `Common words of ${FOREIGN.join(", ")} (10,000 most frequent each), lower case, accents removed.`,
-    foreignWords(dir, new Set([...given, ...family])),
+    foreign,
   );
   write(
     "place-qualifiers.ts",
@@ -230,7 +234,7 @@ try {
     "english-words.ts",
     "ENGLISH_WORDS_DATA",
     `Common English words (SCOWL sizes ${WORD_SIZES.join(", ")}; English, American and British spellings), lower case.`,
-    commonWords(dir),
+    english,
   );
 } finally {
   rmSync(dir, { recursive: true, force: true });

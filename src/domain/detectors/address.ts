@@ -139,13 +139,14 @@ const CITY_WORD = String.raw`\p{Lu}\p{Ll}[\p{L}'’.-]{0,30}(?!\p{N})`;
 const CITY_LINK = String.raw`(?:(?:upon|on|under|over|by|sur|sous|le|la|les|de|del|della|di|im|am|an|der|en)(?=[ ]\p{Lu})|(?:nell|sull|dell|d)'(?=\p{Lu}))`;
 /**
  * What ends an Italian place's name (`Abano Terme`, `Cividale del Friuli`, `Francavilla al Mare`),
- * from ISTAT's list of municipalities, when written in lower case (`San Daniele del friuli`); written
- * capitalized, they are read as words of the place.
+ * from ISTAT's list of municipalities, when written in lower case (`San Daniele del friuli`);
+ * written capitalized, they are read as words of the place. Looked up in a set after the place:
+ * as an alternation of 1,500 words inside the tail's pattern it cost a third of the detector.
  */
-const QUALIFIER = `(?:[ ](?:(?:a|al|del|della|dei|di|in|sul|nel)[ ]|nell'|dell'|sull'|d')?(?:${PLACE_QUALIFIERS_DATA.toLowerCase()
-  .split(" ")
-  .join("|")})(?![\\p{L}\\p{N}]))?`;
-const CITY = `${CITY_WORD}(?:[ ](?:${CITY_LINK}[ ]?)?${CITY_WORD}){0,4}${QUALIFIER}`;
+const QUALIFIERS = new Set(PLACE_QUALIFIERS_DATA.toLowerCase().split(" "));
+const QUALIFIER_AFTER =
+  /[ ](?:(?:a|al|del|della|dei|di|in|sul|nel)[ ]|nell'|dell'|sull'|d')?(\p{Ll}+)(?![\p{L}\p{N}])/uy;
+const CITY = `${CITY_WORD}(?:[ ](?:${CITY_LINK}[ ]?)?${CITY_WORD}){0,4}`;
 const POSTCODE = String.raw`(?:[A-Z]{2}[ ]{1,2}\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z\d]{2}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d|\d{4,5}|\([A-Z]{2}\))`;
 /**
  * What may follow a street and belongs to the address: a unit, then the place, in the orders
@@ -163,6 +164,9 @@ function extendTail(text: string, end: number): number {
   if (!m || m[0].length === 0) return end;
   // A full stop after the place ends the sentence (`, London.`); after a short word it abbreviates (`St.`).
   let tailEnd = end + m[0].length;
+  QUALIFIER_AFTER.lastIndex = tailEnd;
+  const qualifier = isLetter(text.charCodeAt(tailEnd - 1)) ? QUALIFIER_AFTER.exec(text) : null;
+  if (qualifier !== null && QUALIFIERS.has(qualifier[1] as string)) tailEnd += qualifier[0].length;
   if (text.charCodeAt(tailEnd - 1) === 46) {
     const word = /\p{L}+\.$/u.exec(text.slice(Math.max(end, tailEnd - 8), tailEnd));
     if (word === null || word[0].length > 4) tailEnd--;
@@ -194,6 +198,10 @@ function keepZip(text: string, m: RegExpExecArray): Span | null {
   // `Order ID 12345`, `Form OR 20000`: a code that is also a word or an abbreviation needs the comma.
   if (WORD_LIKE_STATES.has(state) && !city[0].includes(",")) return null;
   return { start: at - 2 - city[0].length, end: m.index + m[0].length };
+}
+
+function isLetter(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c > 0xbf;
 }
 
 function isUpper(c: number): boolean {

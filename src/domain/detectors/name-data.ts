@@ -28,6 +28,8 @@ export const FOREIGN_WORD_SET = setOf(FOREIGN_WORDS_DATA);
 
 /** Country names in seven languages, words as `nameKey` writes them, joined by a space. */
 export const COUNTRY_SET = new Set(COUNTRIES_DATA.split("|"));
+/** The first word of every country's name: a phrase that starts with none of them is no country. */
+export const COUNTRY_START_SET = new Set([...COUNTRY_SET].map((name) => name.split(" ")[0] as string));
 
 /** Whether a capitalized phrase is a country's name (`Sierra Leone`, `Tunisia`, `Costa Rica`). */
 export function isCountry(phrase: string): boolean {

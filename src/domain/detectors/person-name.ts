@@ -1,5 +1,6 @@
 import type { Span } from "../content-scan.js";
 import {
+  COUNTRY_START_SET,
   ENGLISH_WORD_SET,
   FOREIGN_WORD_SET,
   GIVEN_NAME_SET,
@@ -99,6 +100,7 @@ const IS_GIVEN = 1;
 const IS_SURNAME = 2;
 const IS_ORDINARY = 4;
 const IS_ANY_ORDINARY = 8;
+const IS_COUNTRY_START = 16;
 const MEMO_LIMIT = 50_000;
 /**
  * What the lists say of a capitalized word, remembered: a text repeats its capitalized words, and
@@ -114,7 +116,8 @@ function readWord(word: string, flags: number): number {
     (isGiven(word, flags, key) ? IS_GIVEN : 0) |
     (isSurname(word, key) ? IS_SURNAME : 0) |
     (isOrdinary(key, flags) ? IS_ORDINARY : 0) |
-    (isAnyOrdinary(key, flags) ? IS_ANY_ORDINARY : 0);
+    (isAnyOrdinary(key, flags) ? IS_ANY_ORDINARY : 0) |
+    (COUNTRY_START_SET.has(key) ? IS_COUNTRY_START : 0);
   if (memo.size >= MEMO_LIMIT) memo.clear();
   memo.set(word, bits);
   return bits;
@@ -148,6 +151,7 @@ interface Part {
 /** Up to `max` name parts after `from`: initials and capitalized words. */
 function partsAfter(text: string, from: number, max: number): Part[] {
   const parts: Part[] = [];
+  if (!partMayFollow(text, from)) return parts;
   let at = from;
   while (parts.length < max) {
     NEXT.lastIndex = at;
@@ -160,6 +164,21 @@ function partsAfter(text: string, from: number, max: number): Part[] {
     if (flags & FILLER) break;
   }
   return parts;
+}
+
+/**
+ * Whether a name part can start after `from`: spaces, then a capital or the first letter of a
+ * particle (`de`, `van`, `le`, ...). Most capitalized words are followed by a lower-case word or
+ * punctuation; this spares them the part pattern.
+ */
+function partMayFollow(text: string, from: number): boolean {
+  let i = from;
+  while (i < from + 3 && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i++;
+  if (i === from) return false;
+  const c = text.charCodeAt(i);
+  if (c >= 65 && c <= 90) return true;
+  if (c === 100 || c === 108 || c === 118) return true;
+  return c > 0xbf && c < 0x2000;
 }
 
 /**
@@ -201,8 +220,18 @@ const FIRM_AFTER =
 const FIRM_BEFORE = /\p{L}[ ]{1,2}(?:y|e|&)[ ]{1,2}$/u;
 
 function isFirmName(text: string, start: number, end: number): boolean {
+  // Most names end before punctuation or a lower-case word and follow one: two character tests.
+  const after = text.charCodeAt(end + 1);
+  if (
+    text.charCodeAt(end) === 32 &&
+    (after === 121 || after === 101 || after === 38 || (after >= 65 && after <= 90))
+  ) {
+    if (FIRM_AFTER.test(text.slice(end, end + 16))) return true;
+  }
+  const before = text.charCodeAt(start - 2);
   return (
-    FIRM_AFTER.test(text.slice(end, end + 16)) || FIRM_BEFORE.test(text.slice(Math.max(0, start - 6), start))
+    (before === 121 || before === 101 || before === 38) &&
+    FIRM_BEFORE.test(text.slice(Math.max(0, start - 6), start))
   );
 }
 
@@ -275,7 +304,11 @@ export function findPersonNames(text: string): Span[] {
         }
       } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
         end = surnameEnd(partsAfter(text, wordEnd, 3), anySurname);
-      } else if ((bits & IS_ANY_ORDINARY) === 0 && !afterHouseNumber(text, start)) {
+      } else if (
+        (bits & IS_ANY_ORDINARY) === 0 &&
+        partMayFollow(text, wordEnd) &&
+        !afterHouseNumber(text, start)
+      ) {
         const parts = partsAfter(text, wordEnd, 3);
         if (isLowerLetter(text.charCodeAt(start - 2)) && PERSON_LEAD.test(lowerBefore(text, start, 16))) {
           end = surnameEnd(parts, (p) => {
@@ -287,7 +320,10 @@ export function findPersonNames(text: string): Span[] {
         if (end === null && (bits & IS_SURNAME) === 0 && word.length > 2)
           end = surnameEnd(parts, clearSurname);
       }
-      if (end !== null && (isFirmName(text, start, end) || isCountry(text.slice(start, end)))) {
+      if (
+        end !== null &&
+        (isFirmName(text, start, end) || (bits & IS_COUNTRY_START && isCountry(text.slice(start, end))))
+      ) {
         WORD.lastIndex = end;
         continue;
       }
