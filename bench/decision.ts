@@ -2,7 +2,9 @@
  * Benchmark (issue 4a): the request decision alone, for a key with three applicable guardrails
  * (workspace default, member, key), all nine builtin filters and ten custom patterns, on a 4 KB
  * prompt. Baseline in the same run: JSON.parse and JSON.stringify of the same request, the least
- * any proxy does with a body. Target: p50 below 150 µs. Prints; asserts nothing.
+ * any proxy does with a body. Target: p50 below 150 µs. Then the cost per KB of the person-name and
+ * address detectors on a 100 KB text, beside the same baseline per KB of that text. Prints;
+ * asserts nothing.
  */
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../src/config.js";
 import { Catalog } from "../src/domain/catalog.js";
@@ -145,3 +147,32 @@ for (const r of [baseline, result]) {
   console.log(`${r.label.padEnd(48)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(9)}`);
 }
 console.log(`target p50 < 150 µs: ${result.p50 < 150 ? "met" : "NOT met"} (p50 ${result.p50.toFixed(1)} µs)`);
+
+// Cost per KB of the two contextual detectors on a 100 KB text (docs/detectors.md, Cost).
+let large = "";
+while (large.length < 100 * 1024) large += paragraph;
+large = large.slice(0, 100 * 1024);
+const largeJson = JSON.stringify({ content: large });
+const kb = large.length / 1024;
+const perKb = (label: string, fn: () => unknown) => {
+  for (let i = 0; i < 20; i++) fn();
+  const runs = 200;
+  const samples = new Float64Array(runs);
+  for (let i = 0; i < runs; i++) {
+    const start = process.hrtime.bigint();
+    fn();
+    samples[i] = Number(process.hrtime.bigint() - start) / 1000 / kb;
+  }
+  samples.sort();
+  return { label, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
+};
+const perKbRows = [
+  perKb("baseline: JSON.parse + stringify", () => JSON.stringify(JSON.parse(largeJson))),
+  perKb("person-name", () => DETECTORS["person-name"](large)),
+  perKb("address", () => DETECTORS.address(large)),
+];
+console.log(`\nDetection on a ${kb}-KB text (200 runs each, same run)`);
+console.log("detector                                     p50 µs/KB  p99 µs/KB");
+for (const r of perKbRows) {
+  console.log(`${r.label.padEnd(44)} ${r.p50.toFixed(2).padStart(10)} ${r.p99.toFixed(2).padStart(10)}`);
+}

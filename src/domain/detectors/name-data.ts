@@ -1,3 +1,5 @@
+import { BERLIN_GIVEN_NAMES_DATA } from "./word-data/berlin-given-names.js";
+import { COUNTRIES_DATA } from "./word-data/countries.js";
 import { ENGLISH_WORDS_DATA } from "./word-data/english-words.js";
 import { FOREIGN_WORDS_DATA } from "./word-data/foreign-words.js";
 import { GIVEN_NAMES_DATA } from "./word-data/given-names.js";
@@ -5,7 +7,7 @@ import { SURNAMES_DATA } from "./word-data/surnames.js";
 
 /**
  * The public name statistics behind the person-name detector (word-data/SOURCES.md): about 40,000 US
- * given names (Social Security Administration), 88,799 US surnames (Census Bureau, 1990) and
+ * given names (Social Security Administration) and 11,000 more registered in Berlin, 88,799 US surnames (Census Bureau, 1990) and
  * 40,000 common English words (SCOWL) with the commonest words of six other European languages.
  * All lower case, ASCII; looked up with `nameKey`.
  */
@@ -14,7 +16,7 @@ function setOf(data: string): Set<string> {
   return new Set(data.split(" "));
 }
 
-export const GIVEN_NAME_SET = setOf(GIVEN_NAMES_DATA);
+export const GIVEN_NAME_SET = setOf(`${GIVEN_NAMES_DATA} ${BERLIN_GIVEN_NAMES_DATA}`);
 export const SURNAME_SET = setOf(SURNAMES_DATA);
 /** Words of ordinary writing: a capitalized one starts a sentence or a title more often than a name. */
 export const ENGLISH_WORD_SET = setOf(ENGLISH_WORDS_DATA);
@@ -23,6 +25,22 @@ export const ENGLISH_WORD_SET = setOf(ENGLISH_WORDS_DATA);
  * this set judges only the words after a given name, and names from outside the lists.
  */
 export const FOREIGN_WORD_SET = setOf(FOREIGN_WORDS_DATA);
+
+/** Country names in seven languages, words as `nameKey` writes them, joined by a space. */
+export const COUNTRY_SET = new Set(COUNTRIES_DATA.split("|"));
+/** The first word of every country's name: a phrase that starts with none of them is no country. */
+export const COUNTRY_START_SET = new Set([...COUNTRY_SET].map((name) => name.split(" ")[0] as string));
+
+/** Whether a capitalized phrase is a country's name (`Sierra Leone`, `Tunisia`, `Costa Rica`). */
+export function isCountry(phrase: string): boolean {
+  return COUNTRY_SET.has(
+    phrase
+      .split(/[^\p{L}'’]+/u)
+      .filter((w) => w !== "")
+      .map(nameKey)
+      .join(" "),
+  );
+}
 
 /**
  * The form a word is looked up in: lower case, a possessive `'s` dropped, accents and apostrophes

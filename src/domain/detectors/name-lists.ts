@@ -61,7 +61,7 @@ export const GIVEN_NAMES = words(`
 export const NOT_SURNAME = words(`
   street avenue road lane drive boulevard highway parkway place square station airport bridge tower
   center centre plaza line river lake mountain mount valley bay beach island county city state district
-  region village town harbor harbour port falls springs heights
+  region village town harbor harbour port falls springs heights suite apt apartment unit floor
   university college school academy hospital clinic institute foundation company corporation corp inc
   ltd llc group bank fund trust association society council committee party union church cathedral
   museum library theatre theater stadium arena hotel restaurant cafe store shop market mall
@@ -109,7 +109,9 @@ export const NOT_A_NAME = words(`
 export const NOT_FIRST_NAME = words(`
   azure jenkins django deno haskell perl lua siri cortana gemini claude tesla mercedes porsche ford
   lincoln dodge lexus audi kia bentley harley dell sony apple cisco fedora safari edge brave vue spring
-  chrome alexa llama mistral grok copilot cursor jasper
+  chrome alexa llama mistral grok copilot cursor jasper toyota honda nissan mazda subaru mitsubishi
+  suzuki acura infiniti hyundai volkswagen volvo fiat ferrari lamborghini maserati peugeot renault
+  citroen skoda opel chevrolet chevy cadillac buick chrysler jeep rivian jaguar polestar
 `);
 
 /** Titles written before a name, with or without a period. */

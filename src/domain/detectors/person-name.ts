@@ -1,5 +1,13 @@
 import type { Span } from "../content-scan.js";
-import { ENGLISH_WORD_SET, FOREIGN_WORD_SET, GIVEN_NAME_SET, nameKey, SURNAME_SET } from "./name-data.js";
+import {
+  COUNTRY_START_SET,
+  ENGLISH_WORD_SET,
+  FOREIGN_WORD_SET,
+  GIVEN_NAME_SET,
+  isCountry,
+  nameKey,
+  SURNAME_SET,
+} from "./name-data.js";
 import {
   DOTTED_TITLE,
   FILLER,
@@ -30,7 +38,11 @@ import { isAsciiLetter, isDigit, lowerBefore } from "./spans.js";
  *    Washington University`), and a house number before it makes it a street (`131 Heidi Mill`);
  * 5. two capitalized words that are no common English words, the second a census surname or
  *    unknown, after a word that introduces a person (`with`, `to`, `for`, `by`, `met`, `told`):
- *    names from outside the lists (`with Olaf Goyette`, `to Ximena Gaytán`).
+ *    names from outside the lists (`with Olaf Goyette`, `to Ximena Gaytán`);
+ * 6. a capitalized word that is no common word of any of the languages and no surname, before a
+ *    census surname that is no common English word: a given name from outside the lists
+ *    (`Alcibiade Robert`, `Uranio Messina`).
+ * Surnames joined by `y`, `e` or `&`, or followed by a company word, name a firm, not a person.
  * Case matters: names written in lower case or all capitals are not found.
  */
 // A capitalized word, not the start of an all-capitals one (`OHG`, `SPA`).
@@ -88,6 +100,7 @@ const IS_GIVEN = 1;
 const IS_SURNAME = 2;
 const IS_ORDINARY = 4;
 const IS_ANY_ORDINARY = 8;
+const IS_COUNTRY_START = 16;
 const MEMO_LIMIT = 50_000;
 /**
  * What the lists say of a capitalized word, remembered: a text repeats its capitalized words, and
@@ -103,7 +116,8 @@ function readWord(word: string, flags: number): number {
     (isGiven(word, flags, key) ? IS_GIVEN : 0) |
     (isSurname(word, key) ? IS_SURNAME : 0) |
     (isOrdinary(key, flags) ? IS_ORDINARY : 0) |
-    (isAnyOrdinary(key, flags) ? IS_ANY_ORDINARY : 0);
+    (isAnyOrdinary(key, flags) ? IS_ANY_ORDINARY : 0) |
+    (COUNTRY_START_SET.has(key) ? IS_COUNTRY_START : 0);
   if (memo.size >= MEMO_LIMIT) memo.clear();
   memo.set(word, bits);
   return bits;
@@ -137,6 +151,7 @@ interface Part {
 /** Up to `max` name parts after `from`: initials and capitalized words. */
 function partsAfter(text: string, from: number, max: number): Part[] {
   const parts: Part[] = [];
+  if (!partMayFollow(text, from)) return parts;
   let at = from;
   while (parts.length < max) {
     NEXT.lastIndex = at;
@@ -149,6 +164,21 @@ function partsAfter(text: string, from: number, max: number): Part[] {
     if (flags & FILLER) break;
   }
   return parts;
+}
+
+/**
+ * Whether a name part can start after `from`: spaces, then a capital or the first letter of a
+ * particle (`de`, `van`, `le`, ...). Most capitalized words are followed by a lower-case word or
+ * punctuation; this spares them the part pattern.
+ */
+function partMayFollow(text: string, from: number): boolean {
+  let i = from;
+  while (i < from + 3 && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i++;
+  if (i === from) return false;
+  const c = text.charCodeAt(i);
+  if (c >= 65 && c <= 90) return true;
+  if (c === 100 || c === 108 || c === 118) return true;
+  return c > 0xbf && c < 0x2000;
 }
 
 /**
@@ -170,6 +200,40 @@ function surnameEnd(parts: Part[], fits: (p: Part) => boolean): number | null {
 
 /** The given name's own test of a surname, and the looser one after an honorific or a label. */
 const anySurname = (p: Part) => (p.flags & (FILLER | SURNAME_STOP)) === 0;
+
+/** A census surname that is no common English word: `Robert`, `Sanchez`, `Lefevre`, not `Cousin`. */
+const clearSurname = (p: Part) =>
+  !p.initial &&
+  (p.flags & (FILLER | SURNAME_STOP)) === 0 &&
+  (readWord(p.word, p.flags) & (IS_SURNAME | IS_ORDINARY)) === IS_SURNAME;
+
+/** After a cue: a census surname, even one that is a word of some language (`Hi Grace Wunsch`). */
+const cuedSurname = (p: Part) =>
+  !p.initial && (p.flags & (FILLER | SURNAME_STOP)) === 0 && (readWord(p.word, p.flags) & IS_SURNAME) !== 0;
+
+/**
+ * Surnames joined by `y`, `e` or `&` name a firm more often than people (`Cano Salgado e Hijos`,
+ * `Bernal Aparicio y Ballesteros`, `Johnson & Johnson`), as do the company words after them.
+ */
+const FIRM_AFTER =
+  /^[ ]{1,2}(?:(?:y|e|&)[ ]{1,2}\p{Lu}|(?:GmbH|AG|KG|Inc|LLC|Ltd|S\.A\.|SpA|Srl|SARL|S\.L\.|Hijos|Hermanos|Hnos|Asociados|Sons|Partners)(?![\p{L}]))/u;
+const FIRM_BEFORE = /\p{L}[ ]{1,2}(?:y|e|&)[ ]{1,2}$/u;
+
+function isFirmName(text: string, start: number, end: number): boolean {
+  // Most names end before punctuation or a lower-case word and follow one: two character tests.
+  const after = text.charCodeAt(end + 1);
+  if (
+    text.charCodeAt(end) === 32 &&
+    (after === 121 || after === 101 || after === 38 || (after >= 65 && after <= 90))
+  ) {
+    if (FIRM_AFTER.test(text.slice(end, end + 16))) return true;
+  }
+  const before = text.charCodeAt(start - 2);
+  return (
+    (before === 121 || before === 101 || before === 38) &&
+    FIRM_BEFORE.test(text.slice(Math.max(0, start - 6), start))
+  );
+}
 
 type Cue = "strong" | "weak" | null;
 
@@ -232,22 +296,36 @@ export function findPersonNames(text: string): Span[] {
         if (next && !next.initial && next.flags & SURNAME_STOP) continue;
         end = surnameEnd(parts, (p) => surnameFits(p.word, p.flags, ordinary));
         if (end === null) {
-          // Alone, only after a cue (Hi David, Thanks, Priya); a name that is also a word, after a label.
           const cue = cueBefore(text, start);
-          if (cue === "strong" || (cue === "weak" && !ordinary)) end = wordEnd;
+          // After a cue, a surname may also be a word of another language (Hi Grace Wunsch).
+          if (cue !== null) end = surnameEnd(parts, cuedSurname);
+          // Alone, only after a cue (Hi David, Thanks, Priya); a name that is also a word, after a label.
+          if (end === null && (cue === "strong" || (cue === "weak" && !ordinary))) end = wordEnd;
         }
       } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
         end = surnameEnd(partsAfter(text, wordEnd, 3), anySurname);
       } else if (
         (bits & IS_ANY_ORDINARY) === 0 &&
-        isLowerLetter(text.charCodeAt(start - 2)) &&
-        PERSON_LEAD.test(lowerBefore(text, start, 16)) &&
+        partMayFollow(text, wordEnd) &&
         !afterHouseNumber(text, start)
       ) {
-        end = surnameEnd(partsAfter(text, wordEnd, 3), (p) => {
-          if (p.flags & (FILLER | SURNAME_STOP)) return false;
-          return (readWord(p.word, p.flags) & IS_ANY_ORDINARY) === 0;
-        });
+        const parts = partsAfter(text, wordEnd, 3);
+        if (isLowerLetter(text.charCodeAt(start - 2)) && PERSON_LEAD.test(lowerBefore(text, start, 16))) {
+          end = surnameEnd(parts, (p) => {
+            if (p.flags & (FILLER | SURNAME_STOP)) return false;
+            return (readWord(p.word, p.flags) & IS_ANY_ORDINARY) === 0;
+          });
+        }
+        // Rule 6: a given name from outside the lists before a clear surname (Alcibiade Robert).
+        if (end === null && (bits & IS_SURNAME) === 0 && word.length > 2)
+          end = surnameEnd(parts, clearSurname);
+      }
+      if (
+        end !== null &&
+        (isFirmName(text, start, end) || (bits & IS_COUNTRY_START && isCountry(text.slice(start, end))))
+      ) {
+        WORD.lastIndex = end;
+        continue;
       }
     }
     if (end !== null) {

@@ -3,7 +3,8 @@
  * - the US Postal Service's street suffixes (Publication 28, Appendix C1): every primary name with
  *   its standard abbreviation, plural forms included;
  * - the British and Canadian forms that the USPS list lacks;
- * - type-first forms of Spanish (the INE's street types), Italian, French and Portuguese.
+ * - type-first forms of Spanish (the INE's street types), Italian (the ISTAT's generic names of
+ *   streets), French and Portuguese.
  * Types that are also everyday words (Drive, Court, Mountains, Ferry, ...) are "ambiguous": the
  * address detector wants more evidence beside them (docs/detectors.md, Addresses).
  */
@@ -37,7 +38,7 @@ export const AMBIGUOUS_STREET_TYPES = `
   Ridge Ridges River Roads Route Rue Run Shoal Shoals Shore Shores Spring Springs Spur Spurs Station
   Stream Streets Summit Trace Track Tunnel Union Unions Valley Valleys Village Villages Ville Vista
   Wall Well Wells Yard Wood Parade Drove Gate Wynd Chase Croft Fold Hey Side End Quay Promenade Approach
-  Broadway Concession Line Sideroad Brow Bank Heath Dene Vale Wharf
+  Broadway Concession Line Sideroad Brow Bank Heath Dene Vale Wharf Mead Paddock
 `;
 
 /** Types written before the name: `Via Roma 15`, `Calle Mayor 10`, `12 Rue de Rivoli`. */
@@ -48,7 +49,8 @@ export const TYPE_FIRST_STREET_TYPES = `
   Pasaje Carretera Urbanización Puerta Puente Muelle Rampa Riera Lugar Arroyo Aldea Sector Partida
   Polígono Barrio Alameda Vía Escalinata Explanada Huerta Chalet Manzana Lado Entrada Sección Grupo Monte
   Edificio Colonia Conjunto Paraje Pasadizo Prolongación Ampliación Jardines Salida Torrente Acceso
-  Travessa Estrada Alameda Avinguda
+  Travessa Estrada Alameda Avinguda Incrocio Località Frazione Salita Discesa Parque Mercado Parcela
+  Ramal Senda Bloque Terrenos Barranco Municipio
 `;
 
 export function alternation(list: string): string {
