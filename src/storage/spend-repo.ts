@@ -107,6 +107,47 @@ export async function reserveCounter(
   return Number(result.numAffectedRows ?? 0) === 1;
 }
 
+/**
+ * Adds `amount` to a counter's reservations if spend plus reservations plus `amount` stays within
+ * `limit`: the write of a sized admission (budget-admission.ts), whose amount was judged on a read.
+ * The condition is the guarantee, whatever happened between that read and this write: a counter
+ * never holds more than its limit. False when it no longer fits.
+ */
+export async function reserveCounterWithin(
+  tx: Executor,
+  organizationId: string,
+  key: CounterKey,
+  limit: number,
+  amount: number,
+): Promise<boolean> {
+  if (amount > limit) return false;
+  const parameters = [
+    organizationId,
+    key.guardrail_id,
+    key.scope,
+    key.subject,
+    key.reset_interval,
+    key.window_start,
+    0,
+    amount,
+    limit,
+  ];
+  const result = await runShaped(tx, "reserve-counter-within", parameters, () =>
+    tx
+      .insertInto("budget_usage")
+      .values({ organization_id: organizationId, ...key, spent_micros: 0, reserved_micros: amount })
+      .onConflict((oc) =>
+        oc
+          .columns([...KEY_COLUMNS])
+          .doUpdateSet({ reserved_micros: sql`budget_usage.reserved_micros + excluded.reserved_micros` })
+          .where(
+            sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros + excluded.reserved_micros <= ${limit}`,
+          ),
+      ),
+  );
+  return Number(result.numAffectedRows ?? 0) === 1;
+}
+
 /** Moves a reservation's amount out of the counter and the actual cost into its spend. */
 export async function settleCounter(
   tx: Executor,
