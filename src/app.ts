@@ -4,6 +4,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import { Ajv, type Options as AjvOptions } from "ajv";
 import addFormats from "ajv-formats";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { OutputAllowance } from "./domain/budget-admission.js";
 import type { Region } from "./domain/catalog.js";
 import type { BuiltinSlug } from "./domain/content-filters.js";
 import type { Detector } from "./domain/content-scan.js";
@@ -64,6 +65,8 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Large content scans (defaults: DEFAULT_SCAN_SETTINGS). */
   scan?: ScanSettings;
+  /** Output reserved under a budget when a request names none (defaults: DEFAULT_OUTPUT_ALLOWANCE). */
+  output?: OutputAllowance;
 }
 
 function makeAjv(options: AjvOptions): Ajv {
@@ -156,6 +159,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     metrics: new GatewayMetrics(),
     detectors,
     scanner,
+    ...(options.output ? { output: options.output } : {}),
   };
   healthRoutes(app, deps);
   metricsRoutes(app, gateway.metrics);

@@ -1,7 +1,7 @@
 import type pg from "pg";
+import type { Admission } from "../domain/budget-admission.js";
 import { Batcher } from "./batcher.js";
 import { LOST_RACE, retryingRaces, sqlState } from "./postgres-errors.js";
-import type { Admission } from "../domain/budget-admission.js";
 import type { BudgetReservationTable, SpendLedgerTable } from "./schema.js";
 import type { CounterKey } from "./spend-repo.js";
 import type { AdmissionAsk, HeldReservation, SpendStore } from "./spend-store.js";
@@ -96,11 +96,23 @@ export function postgresSpendStore(
 
   return {
     async reserve(organizationId, counters, amount, row) {
-      return (await submit({ kind: "reserve", organization_id: organizationId, counters, amount, row })) as number;
+      return (await submit({
+        kind: "reserve",
+        organization_id: organizationId,
+        counters,
+        amount,
+        row,
+      })) as number;
     },
     async admit(organizationId, counters, ask, row) {
       // Amounts come back as JSON numbers: exact, since limits stay far below 2^53 micro-dollars.
-      return (await submit({ kind: "admit", organization_id: organizationId, counters, ask, row })) as Admission;
+      return (await submit({
+        kind: "admit",
+        organization_id: organizationId,
+        counters,
+        ask,
+        row,
+      })) as Admission;
     },
     async settle(reservation, cost, ledger) {
       await submit({ kind: "settle", reservation, cost, ledger });

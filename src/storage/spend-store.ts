@@ -111,7 +111,8 @@ async function admitIn(
   if (!admission.admitted) return admission;
   for (const [i, c] of counters.entries()) {
     if (await reserveCounterWithin(tx, organizationId, c.key, c.limit, admission.amount_micros)) continue;
-    for (const earlier of counters.slice(0, i)) await settleCounter(tx, earlier.key, admission.amount_micros, 0);
+    for (const earlier of counters.slice(0, i))
+      await settleCounter(tx, earlier.key, admission.amount_micros, 0);
     return { admitted: false, index: i, reason: "budget_reserved", tokens_that_fit: 0 };
   }
   await insertReservation(tx, { ...row, amount_micros: admission.amount_micros });
@@ -182,9 +183,7 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
      do update set reserved_micros = budget_usage.reserved_micros + excluded.reserved_micros
      where budget_usage.spent_micros + budget_usage.reserved_micros < ?`,
   );
-  const readOne = sqlite.prepare(
-    `select spent_micros, reserved_micros from budget_usage where ${KEY_WHERE}`,
-  );
+  const readOne = sqlite.prepare(`select spent_micros, reserved_micros from budget_usage where ${KEY_WHERE}`);
   const upsertWithin = sqlite.prepare(
     `insert into budget_usage (organization_id, guardrail_id, scope, subject, reset_interval, window_start, spent_micros, reserved_micros)
      values (?, ?, ?, ?, ?, ?, 0, ?)
@@ -241,7 +240,9 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
     ): Admission => {
       const usage = counters.map(
         (c) =>
-          (readOne.get(...keyParams(c.key)) as { spent_micros: number; reserved_micros: number } | undefined) ?? {
+          (readOne.get(...keyParams(c.key)) as
+            | { spent_micros: number; reserved_micros: number }
+            | undefined) ?? {
             spent_micros: 0,
             reserved_micros: 0,
           },
@@ -251,7 +252,8 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
       for (const [i, c] of counters.entries()) {
         const fits =
           admission.amount_micros <= c.limit &&
-          upsertWithin.run(organizationId, ...keyParams(c.key), admission.amount_micros, c.limit).changes === 1;
+          upsertWithin.run(organizationId, ...keyParams(c.key), admission.amount_micros, c.limit).changes ===
+            1;
         if (!fits) throw new Exhausted(i);
       }
       addReservation.run(

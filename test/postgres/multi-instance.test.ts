@@ -332,8 +332,9 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
       ),
     );
     const served = answers.filter((r) => r.status === 200).length;
-    const refused = answers.filter((r) => r.status === 403).length;
-    assert.equal(served + refused, 100, `only 200 and 403: ${answers.map((r) => r.status)}`);
+    // Refused: 403 once settled spend leaves too little, 429 while requests in flight hold it.
+    const refused = answers.filter((r) => r.status === 403 || r.status === 429).length;
+    assert.equal(served + refused, 100, `only 200, 403 and 429: ${answers.map((r) => r.status)}`);
     const [state] = (await current(a, spender.secret)).budgets;
     const spent = Math.round(state.spent_usd * 1e6);
     assert.equal(spent, served * each, "every served request is charged exactly once");

@@ -35,6 +35,7 @@ export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): voi
         request.id,
         request.log,
       );
+      reply.headers(answer.headers);
       if (answer.kind === "json")
         return reply.code(answer.status).type(answer.contentType).send(answer.payload);
       reply.header("cache-control", "no-cache");
