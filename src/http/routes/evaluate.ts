@@ -22,7 +22,7 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
         tags: ["Guardrails"],
         summary: "Dry run: the decision the gateway would take for a key and a request",
         description:
-          "Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller's organization and returns them all. Nothing is forwarded and nothing is spent.",
+          "Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller's organization and returns them all, with the output cap the budgets would set (`max_tokens_forwarded`) and what would be reserved (`reservation_usd`). Nothing is forwarded and nothing is spent.",
         body: EvaluateRequest,
         response: errorResponses(400, 401, 403, 404, 413, 503),
       },
