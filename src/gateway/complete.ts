@@ -85,6 +85,7 @@ class Attempt {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       costMicros: cost,
+      guardrailIds: this.keyPolicy.applied.map((a) => a.guardrail.id),
     });
     this.gw.metrics.spendMicros.inc({ provider }, cost);
     this.gw.metrics.upstreamSeconds.observe(

@@ -139,6 +139,8 @@ export interface SpendRecord {
   promptTokens: number;
   completionTokens: number;
   costMicros: number;
+  /** The guardrails that governed the request, for usage by guardrail. */
+  guardrailIds: readonly string[];
 }
 
 /**
@@ -166,7 +168,7 @@ export async function settle(
     completion_tokens: spend.completionTokens,
     cost_micros: spend.costMicros,
     created_at: deps.now().toISOString(),
-  });
+  }, spend.guardrailIds);
 }
 
 /** Gives a reservation back (the upstream failed or the request was refused after reserving). */

@@ -244,8 +244,46 @@ const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
       if (dialect === "postgres") await sql.raw(SPEND_BATCH_FUNCTION).execute(db);
     },
   },
-  "0005_sized_admission": {
+  "0005_sized_admission_and_rollup": {
     async up(db: AnyDb) {
+      // Spend per UTC day and what it was spent on, kept beside the ledger in the same transaction
+      // as each ledger row: the usage report reads a few rows per key, model and day instead of
+      // every request of the month. A row with guardrail_id '' counts each request once; a row per
+      // guardrail that governed it answers "by guardrail" (a request counts under each).
+      await db.schema
+        .createTable("spend_rollup")
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("day", "text", (c) => c.notNull())
+        .addColumn("guardrail_id", "text", (c) => c.notNull())
+        .addColumn("key_hash", "text", (c) => c.notNull())
+        .addColumn("workspace_id", "text", (c) => c.notNull())
+        .addColumn("member_user_id", "text", (c) => c.notNull())
+        .addColumn("model", "text", (c) => c.notNull())
+        .addColumn("provider", "text", (c) => c.notNull())
+        .addColumn("byok", "integer", (c) => c.notNull())
+        .addColumn("requests", "bigint", (c) => c.notNull())
+        .addColumn("prompt_tokens", "bigint", (c) => c.notNull())
+        .addColumn("completion_tokens", "bigint", (c) => c.notNull())
+        .addColumn("cost_micros", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("spend_rollup_pk", [
+          "organization_id",
+          "day",
+          "guardrail_id",
+          "key_hash",
+          "model",
+          "provider",
+          "byok",
+        ])
+        .execute();
+      // What was spent before the rollup existed, once per request (which guardrails governed it
+      // was not recorded).
+      await sql`insert into spend_rollup
+        select organization_id, substr(created_at, 1, 10), '', key_hash, workspace_id,
+               coalesce(member_user_id, ''), model, provider, byok, count(*), sum(prompt_tokens),
+               sum(completion_tokens), sum(cost_micros)
+          from spend_ledger
+         group by organization_id, substr(created_at, 1, 10), key_hash, workspace_id,
+               coalesce(member_user_id, ''), model, provider, byok`.execute(db);
       // PostgreSQL only, like 0004: the batch gains the sized admission (budget-admission.ts).
       if (dialect === "postgres") await sql.raw(ADMIT_BATCH_FUNCTION).execute(db);
     },
@@ -445,6 +483,25 @@ begin
 end
 $fn$;
 
+create or replace function guardrails_roll_up(l jsonb, guardrail_ids jsonb) returns void
+language plpgsql as $fn$
+declare
+  g text;
+begin
+  for g in select '' union all select value from jsonb_array_elements_text(guardrail_ids) loop
+    insert into spend_rollup as r values (
+      l->>'organization_id', substr(l->>'created_at', 1, 10), g, l->>'key_hash', l->>'workspace_id',
+      coalesce(l->>'member_user_id', ''), l->>'model', l->>'provider', (l->>'byok')::integer, 1,
+      (l->>'prompt_tokens')::bigint, (l->>'completion_tokens')::bigint, (l->>'cost_micros')::bigint)
+    on conflict (organization_id, day, guardrail_id, key_hash, model, provider, byok) do update set
+      requests = r.requests + 1,
+      prompt_tokens = r.prompt_tokens + excluded.prompt_tokens,
+      completion_tokens = r.completion_tokens + excluded.completion_tokens,
+      cost_micros = r.cost_micros + excluded.cost_micros;
+  end loop;
+end
+$fn$;
+
 create or replace function guardrails_spend_batch2(ops jsonb) returns jsonb
 language plpgsql as $fn$
 declare
@@ -466,6 +523,9 @@ begin
   for op in select value from jsonb_array_elements(ops) loop
     if op->>'kind' = 'admit' then
       outcomes := outcomes || jsonb_build_array(guardrails_admit(op));
+    elsif op->>'kind' = 'settle' then
+      outcomes := outcomes || to_jsonb((guardrails_spend_batch(jsonb_build_array(op)))[1]);
+      perform guardrails_roll_up(op->'ledger', coalesce(op->'guardrail_ids', '[]'::jsonb));
     else
       outcomes := outcomes || to_jsonb((guardrails_spend_batch(jsonb_build_array(op)))[1]);
     end if;

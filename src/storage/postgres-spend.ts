@@ -36,7 +36,13 @@ type SpendOp =
       ask: AdmissionAsk;
       row: BudgetReservationTable;
     }
-  | { kind: "settle"; reservation: HeldReservation | null; cost: number; ledger: SpendLedgerTable }
+  | {
+      kind: "settle";
+      reservation: HeldReservation | null;
+      cost: number;
+      ledger: SpendLedgerTable;
+      guardrail_ids: readonly string[];
+    }
   | { kind: "release"; reservation: HeldReservation };
 
 /** A reserve's index (-1 admitted), 0 for settle and release, an Admission for admit. */
@@ -114,8 +120,8 @@ export function postgresSpendStore(
         row,
       })) as Admission;
     },
-    async settle(reservation, cost, ledger) {
-      await submit({ kind: "settle", reservation, cost, ledger });
+    async settle(reservation, cost, ledger, guardrailIds = []) {
+      await submit({ kind: "settle", reservation, cost, ledger, guardrail_ids: guardrailIds });
     },
     async release(reservation) {
       await submit({ kind: "release", reservation });

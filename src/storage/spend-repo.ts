@@ -1,5 +1,11 @@
 import { type ExpressionBuilder, sql } from "kysely";
-import type { BudgetReservationTable, Database, Executor, SpendLedgerTable } from "./schema.js";
+import type {
+  BudgetReservationTable,
+  Database,
+  Executor,
+  SpendLedgerTable,
+  SpendRollupTable,
+} from "./schema.js";
 import { insertRow, runShaped } from "./shaped-query.js";
 
 /** One budget counter: a guardrail's budget for one subject in one calendar window. */
@@ -205,4 +211,47 @@ export async function findExpiredReservations(
 
 export async function insertSpend(tx: Executor, row: SpendLedgerTable): Promise<void> {
   await insertRow(tx, "spend_ledger", row);
+}
+
+/** The rollup rows of one ledger row: once per request, and once under each guardrail that governed it. */
+export function rollupRows(ledger: SpendLedgerTable, guardrailIds: readonly string[]): SpendRollupTable[] {
+  return ["", ...guardrailIds].map((guardrail_id) => ({
+    organization_id: ledger.organization_id,
+    day: ledger.created_at.slice(0, 10),
+    guardrail_id,
+    key_hash: ledger.key_hash,
+    workspace_id: ledger.workspace_id,
+    member_user_id: ledger.member_user_id ?? "",
+    model: ledger.model,
+    provider: ledger.provider,
+    byok: ledger.byok,
+    requests: 1,
+    prompt_tokens: ledger.prompt_tokens,
+    completion_tokens: ledger.completion_tokens,
+    cost_micros: ledger.cost_micros,
+  }));
+}
+
+/** Adds a ledger row to the daily rollup, in the ledger row's transaction. */
+export async function rollUpSpend(
+  tx: Executor,
+  ledger: SpendLedgerTable,
+  guardrailIds: readonly string[],
+): Promise<void> {
+  for (const row of rollupRows(ledger, guardrailIds)) {
+    await tx
+      .insertInto("spend_rollup")
+      .values(row)
+      .onConflict((oc) =>
+        oc
+          .columns(["organization_id", "day", "guardrail_id", "key_hash", "model", "provider", "byok"])
+          .doUpdateSet({
+            requests: sql`spend_rollup.requests + 1`,
+            prompt_tokens: sql`spend_rollup.prompt_tokens + excluded.prompt_tokens`,
+            completion_tokens: sql`spend_rollup.completion_tokens + excluded.completion_tokens`,
+            cost_micros: sql`spend_rollup.cost_micros + excluded.cost_micros`,
+          }),
+      )
+      .execute();
+  }
 }

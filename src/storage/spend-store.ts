@@ -9,6 +9,8 @@ import {
   insertSpend,
   readCounters,
   reserveCounter,
+  rollUpSpend,
+  rollupRows,
   reserveCounterWithin,
   settleCounter,
 } from "./spend-repo.js";
@@ -52,8 +54,16 @@ export interface SpendStore {
     ask: AdmissionAsk,
     row: BudgetReservationTable,
   ): Promise<Admission>;
-  /** Settles (or, with no reservation, just records) a request's cost and writes its ledger row. */
-  settle(reservation: HeldReservation | null, cost: number, ledger: SpendLedgerTable): Promise<void>;
+  /**
+   * Settles (or, with no reservation, just records) a request's cost and writes its ledger row and
+   * its daily rollup (under each of `guardrailIds`, the guardrails that governed it, too).
+   */
+  settle(
+    reservation: HeldReservation | null,
+    cost: number,
+    ledger: SpendLedgerTable,
+    guardrailIds?: readonly string[],
+  ): Promise<void>;
   /** Gives a reservation back; nothing when it was already settled or released. */
   release(reservation: HeldReservation): Promise<void>;
 }
@@ -125,6 +135,7 @@ async function settleIn(
   reservation: HeldReservation | null,
   cost: number,
   ledger: SpendLedgerTable,
+  guardrailIds: readonly string[],
 ): Promise<void> {
   if (reservation) {
     // A reservation the expiry sweep already released is not taken back twice.
@@ -132,6 +143,7 @@ async function settleIn(
     for (const key of reservation.counters) await settleCounter(tx, key, held ? reservation.amount : 0, cost);
   }
   await insertSpend(tx, ledger);
+  await rollUpSpend(tx, ledger, guardrailIds);
 }
 
 /** Gives a reservation's amount back to its counters, unless it was settled or released already. */
@@ -148,8 +160,8 @@ export function kyselySpendStore(transact: Transact): SpendStore {
     admit(organizationId, counters, ask, row) {
       return transact((tx) => admitIn(tx, organizationId, counters, ask, row));
     },
-    async settle(reservation, cost, ledger) {
-      await transact((tx) => settleIn(tx, reservation, cost, ledger));
+    async settle(reservation, cost, ledger, guardrailIds = []) {
+      await transact((tx) => settleIn(tx, reservation, cost, ledger, guardrailIds));
     },
     async release(reservation) {
       await transact((tx) => releaseIn(tx, reservation));
@@ -200,6 +212,15 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
        reserved_micros = case when reserved_micros > ? then reserved_micros - ? else 0 end,
        spent_micros = spent_micros + ?
      where ${KEY_WHERE}`,
+  );
+  const addRollup = sqlite.prepare(
+    `insert into spend_rollup (organization_id, day, guardrail_id, key_hash, workspace_id, member_user_id, model, provider, byok, requests, prompt_tokens, completion_tokens, cost_micros)
+     values (@organization_id, @day, @guardrail_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, 1, @prompt_tokens, @completion_tokens, @cost_micros)
+     on conflict (organization_id, day, guardrail_id, key_hash, model, provider, byok) do update set
+       requests = spend_rollup.requests + 1,
+       prompt_tokens = spend_rollup.prompt_tokens + excluded.prompt_tokens,
+       completion_tokens = spend_rollup.completion_tokens + excluded.completion_tokens,
+       cost_micros = spend_rollup.cost_micros + excluded.cost_micros`,
   );
   const addLedger = sqlite.prepare(
     `insert into spend_ledger (id, organization_id, request_id, key_hash, workspace_id, member_user_id, model, provider, byok, prompt_tokens, completion_tokens, cost_micros, created_at)
@@ -272,12 +293,17 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
       reservation: { id: string; counters: CounterKey[]; amount: number } | null,
       cost: number,
       ledger: SpendLedgerTable,
+      guardrailIds: readonly string[],
     ) => {
       if (reservation) {
         const held = dropReservation.run(reservation.id).changes === 1 ? reservation.amount : 0;
         for (const key of reservation.counters) settleOne.run(held, held, cost, ...keyParams(key));
       }
       addLedger.run(ledger);
+      for (const row of rollupRows(ledger, guardrailIds)) {
+        const { requests: _one, ...values } = row;
+        addRollup.run(values);
+      }
     },
   );
   const release = sqlite.transaction(
@@ -365,10 +391,10 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
         () => fallback.admit(organizationId, counters, ask, row),
       );
     },
-    settle(reservation, cost, ledger) {
+    settle(reservation, cost, ledger, guardrailIds = []) {
       return schedule(
-        () => settle(reservation, cost, ledger),
-        () => fallback.settle(reservation, cost, ledger),
+        () => settle(reservation, cost, ledger, guardrailIds),
+        () => fallback.settle(reservation, cost, ledger, guardrailIds),
       );
     },
     release(reservation) {
