@@ -28,6 +28,7 @@ import { keyRoutes } from "./http/routes/keys.js";
 import { memberRoutes } from "./http/routes/members.js";
 import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
+import { usageRoutes } from "./http/routes/usage.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
 import { ErrorBody } from "./http/schemas/common.js";
 import type { ServiceDeps } from "./services/context.js";
@@ -171,6 +172,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   assignmentRoutes(app, deps);
   currentKeyRoutes(app, deps);
   auditLogRoutes(app, deps);
+  usageRoutes(app, deps);
   chatCompletionRoutes(app, gateway);
   evaluateRoutes(app, gateway);
   app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());

@@ -154,21 +154,26 @@ export async function settle(
   spend: SpendRecord,
 ): Promise<void> {
   const key = spend.key;
-  await deps.spend.settle(reservation, spend.costMicros, {
-    id: newId(),
-    organization_id: key.organization_id,
-    request_id: spend.requestId,
-    key_hash: key.hash,
-    workspace_id: key.workspace_id ?? "",
-    member_user_id: key.member_user_id,
-    model: spend.model,
-    provider: spend.provider,
-    byok: spend.byok ? 1 : 0,
-    prompt_tokens: spend.promptTokens,
-    completion_tokens: spend.completionTokens,
-    cost_micros: spend.costMicros,
-    created_at: deps.now().toISOString(),
-  }, spend.guardrailIds);
+  await deps.spend.settle(
+    reservation,
+    spend.costMicros,
+    {
+      id: newId(),
+      organization_id: key.organization_id,
+      request_id: spend.requestId,
+      key_hash: key.hash,
+      workspace_id: key.workspace_id ?? "",
+      member_user_id: key.member_user_id,
+      model: spend.model,
+      provider: spend.provider,
+      byok: spend.byok ? 1 : 0,
+      prompt_tokens: spend.promptTokens,
+      completion_tokens: spend.completionTokens,
+      cost_micros: spend.costMicros,
+      created_at: deps.now().toISOString(),
+    },
+    spend.guardrailIds,
+  );
 }
 
 /** Gives a reservation back (the upstream failed or the request was refused after reserving). */

@@ -9,9 +9,9 @@ import {
   insertSpend,
   readCounters,
   reserveCounter,
+  reserveCounterWithin,
   rollUpSpend,
   rollupRows,
-  reserveCounterWithin,
   settleCounter,
 } from "./spend-repo.js";
 
