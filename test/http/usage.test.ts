@@ -91,12 +91,12 @@ describe("GET /api/v1/usage (docs/api.md#usage)", () => {
     );
   });
 
-  it("another organization sees none of it, even filtering by this organization's key, guardrail or workspace", async () => {
+  it("another organization sees none of it, even filtering by this organization's key, guardrail or model", async () => {
     const other = await bench.server.newOrg();
     for (const filter of [
       `key_hash=${setup.key.hash}`,
       `guardrail_id=${guardrailId}`,
-      `workspace_id=${setup.key.workspace_id ?? ""}`,
+      "model=anthropic/claude-4.5-sonnet-20250929",
       "group_by=key",
     ]) {
       const res = await usage(`from=2026-11-01&to=2026-12-31&${filter}`, other.key);
