@@ -4,6 +4,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import { Ajv, type Options as AjvOptions } from "ajv";
 import addFormats from "ajv-formats";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { OutputAllowance } from "./domain/budget-admission.js";
 import type { Region } from "./domain/catalog.js";
 import type { BuiltinSlug } from "./domain/content-filters.js";
 import type { Detector } from "./domain/content-scan.js";
@@ -27,6 +28,7 @@ import { keyRoutes } from "./http/routes/keys.js";
 import { memberRoutes } from "./http/routes/members.js";
 import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
+import { usageRoutes } from "./http/routes/usage.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
 import { ErrorBody } from "./http/schemas/common.js";
 import type { ServiceDeps } from "./services/context.js";
@@ -64,6 +66,8 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Large content scans (defaults: DEFAULT_SCAN_SETTINGS). */
   scan?: ScanSettings;
+  /** Output reserved under a budget when a request names none (defaults: DEFAULT_OUTPUT_ALLOWANCE). */
+  output?: OutputAllowance;
 }
 
 function makeAjv(options: AjvOptions): Ajv {
@@ -156,6 +160,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     metrics: new GatewayMetrics(),
     detectors,
     scanner,
+    ...(options.output ? { output: options.output } : {}),
   };
   healthRoutes(app, deps);
   metricsRoutes(app, gateway.metrics);
@@ -167,6 +172,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   assignmentRoutes(app, deps);
   currentKeyRoutes(app, deps);
   auditLogRoutes(app, deps);
+  usageRoutes(app, deps);
   chatCompletionRoutes(app, gateway);
   evaluateRoutes(app, gateway);
   app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());

@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv } from "ajv";
 import Type, { type Static } from "typebox";
+import { DEFAULT_OUTPUT_ALLOWANCE, type OutputAllowance } from "./domain/budget-admission.js";
 import { type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
 import { DEFAULT_SCAN_SETTINGS, type ScanSettings } from "./gateway/scan-request.js";
 import { DEFAULT_POSTGRES_OPTIONS } from "./storage/database.js";
@@ -32,6 +33,8 @@ export interface Config {
   bodyLimit: number;
   /** Where large content scans run and how long they may take (docs/gateway.md#large-scans). */
   scan: ScanSettings;
+  /** Output reserved under a budget for a request without max_tokens, and the least answer (docs/gateway.md#budgets). */
+  output: OutputAllowance;
   /** Each provider's API key, read from the variable its catalog entry names (absent: unavailable). */
   providerKeys: Record<string, string | undefined>;
 }
@@ -205,6 +208,22 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         64 * 1024 * 1024,
       ),
       workers: integer(env, "GUARDRAILS_SCAN_WORKERS", DEFAULT_SCAN_SETTINGS.workers, 1, 64),
+    },
+    output: {
+      defaultTokens: integer(
+        env,
+        "GUARDRAILS_DEFAULT_OUTPUT_TOKENS",
+        DEFAULT_OUTPUT_ALLOWANCE.defaultTokens,
+        1,
+        10_000_000,
+      ),
+      minimalTokens: integer(
+        env,
+        "GUARDRAILS_MIN_OUTPUT_TOKENS",
+        DEFAULT_OUTPUT_ALLOWANCE.minimalTokens,
+        1,
+        10_000_000,
+      ),
     },
     providerKeys: Object.fromEntries(
       catalog.providers.map((p) => [

@@ -56,6 +56,7 @@ export async function startServer(
   const app = await buildApp(deps, {
     bodyLimit: config.bodyLimit,
     scan: config.scan,
+    output: config.output,
     logger: serviceLogger(config.logLevel),
   });
   // Several instances on one database: a change made through another instance reaches this one's

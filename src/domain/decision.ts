@@ -1,3 +1,10 @@
+import {
+  type Admission,
+  admit,
+  DEFAULT_OUTPUT_ALLOWANCE,
+  type OutputAllowance,
+  type RequestPrice,
+} from "./budget-admission.js";
 import { type BudgetWindow, budgetWindow } from "./budget-window.js";
 import type { Catalog, Endpoint, Model, Region } from "./catalog.js";
 import { type ChatText, textPointer } from "./chat-texts.js";
@@ -26,8 +33,12 @@ export interface DecisionInput {
   filters: ContentFilters;
   /** The content scan when it already ran elsewhere (a large request, in a worker); else it runs here. */
   scan?: ScanResult;
-  /** Spend plus open reservations in the current window of each budget layer, by index of policy.budgets. */
+  /** Settled spend in the current window of each budget layer, by index of policy.budgets. */
   usage: readonly number[];
+  /** Open reservations in the same windows (none when absent). */
+  reserved?: readonly number[];
+  /** The output reserved for a request that sets no max_tokens, and the least answer worth sending. */
+  output?: OutputAllowance;
   now: Date;
   catalog: Catalog;
   /** Providers whose API key is not configured. */
@@ -64,7 +75,9 @@ export type Rule =
   | "no_allowed_endpoint"
   | "content_filter"
   | "prompt_injection"
-  | "budget_exhausted";
+  | "budget_exhausted"
+  | "request_exceeds_budget"
+  | "budget_reserved";
 
 export interface Violation {
   rule: Rule;
@@ -77,6 +90,8 @@ export interface BudgetCheck {
   layer: BudgetLayer;
   window: BudgetWindow;
   spent_micros: number;
+  /** Held by requests in flight (none when absent). */
+  reserved_micros?: number;
   /** Whether this request's spend counts on the layer (bring-your-own-key only with include_byok_in_budgets). */
   counts: boolean;
 }
@@ -91,8 +106,19 @@ export interface Decision {
   endpoints: Endpoint[];
   scan: ScanResult;
   budgets: BudgetCheck[];
-  /** Upper bound of the request's cost on the first endpoint, reserved before forwarding. */
+  /** Upper bound of the request's cost on the first endpoint with the output it wants. */
   worst_case_micros: number;
+  /** The prompt bound's cost and each output token's on the first endpoint. */
+  price: RequestPrice;
+  /** Output tokens the request wants: its max_tokens, or the default allowance, never over the model's. */
+  wanted_tokens: number;
+  /** The least answer worth sending, in output tokens (the minimal allowance, or fewer if fewer are wanted). */
+  minimal_tokens: number;
+  /**
+   * The admission on the layers that count, judged on the usage read (the dry run); the gateway's
+   * reservation judges again, atomically. Null when no layer counts.
+   */
+  admission: Admission | null;
 }
 
 const EMPTY_SCAN: ScanResult = { hits: [], block: null, replacements: [] };
@@ -290,33 +316,96 @@ export function promptTokenBound(texts: ChatText[], messages: number): number {
   return bytes + 8 * messages;
 }
 
+/** The prompt's and each output token's cost on an endpoint, unrounded (free endpoints cost nothing). */
+export function priceOn(model: Model, endpoint: Endpoint | undefined, promptTokens: number): RequestPrice {
+  if (!endpoint || endpoint.free) return { promptMicros: 0, perOutputTokenMicros: 0 };
+  return {
+    promptMicros: promptTokens * model.pricing.prompt_usd_per_million_tokens,
+    perOutputTokenMicros: model.pricing.completion_usd_per_million_tokens,
+  };
+}
+
 function budgetChecks(input: DecisionInput, byok: boolean): BudgetCheck[] {
   return input.policy.budgets.map((layer, i) => ({
     layer,
     window: budgetWindow(layer.reset_interval, input.now),
     spent_micros: input.usage[i] ?? 0,
+    reserved_micros: input.reserved?.[i] ?? 0,
     counts: !byok || layer.include_byok_in_budgets,
   }));
 }
 
-function budgetViolations(checks: BudgetCheck[]): Violation[] {
-  return checks
-    .filter((c) => c.counts && c.layer.limit_micros - c.spent_micros <= 0)
-    .map((c) => ({
-      rule: "budget_exhausted" as const,
-      code: "guardrail_refused" as const,
-      message: `Budget exhausted: the ${c.layer.reset_interval} limit of $${microsToUsd(c.layer.limit_micros)} for this ${c.layer.scope} is spent; it resets at ${c.window.resetsAt.toISOString()}`,
-      metadata: {
-        reason: "budget_exhausted",
-        guardrail_id: c.layer.guardrail_id,
-        layer: c.layer.layer,
-        scope: c.layer.scope,
-        reset_interval: c.layer.reset_interval,
-        limit_usd: microsToUsd(c.layer.limit_micros),
-        spend_usd: microsToUsd(c.spent_micros),
-        resets_at: c.window.resetsAt.toISOString(),
-      },
-    }));
+const usageOf = (c: BudgetCheck) => ({
+  limit_micros: c.layer.limit_micros,
+  spent_micros: c.spent_micros,
+  reserved_micros: c.reserved_micros ?? 0,
+});
+
+/** Seconds a client is told to wait when in-flight requests hold a budget: they settle when their answers end. */
+export const BUDGET_RESERVED_RETRY_SECONDS = 1;
+
+/**
+ * The refusal of one layer (docs/gateway.md#budgets). `spend_usd` is always settled spend; what
+ * requests in flight hold is `reserved_usd`, apart.
+ */
+export function budgetViolation(
+  c: BudgetCheck,
+  reason: "budget_exhausted" | "request_exceeds_budget" | "budget_reserved",
+  tokensThatFit: number,
+): Violation {
+  const limit = `the ${c.layer.reset_interval} limit of $${microsToUsd(c.layer.limit_micros)} for this ${c.layer.scope}`;
+  const resets = c.window.resetsAt.toISOString();
+  const metadata: Record<string, unknown> = {
+    reason,
+    guardrail_id: c.layer.guardrail_id,
+    layer: c.layer.layer,
+    scope: c.layer.scope,
+    reset_interval: c.layer.reset_interval,
+    limit_usd: microsToUsd(c.layer.limit_micros),
+    spend_usd: microsToUsd(c.spent_micros),
+    reserved_usd: microsToUsd(c.reserved_micros ?? 0),
+    resets_at: resets,
+  };
+  if (reason === "budget_exhausted")
+    return {
+      rule: reason,
+      code: "guardrail_refused",
+      message: `Budget exhausted: ${limit} is spent; it resets at ${resets}`,
+      metadata,
+    };
+  if (reason === "request_exceeds_budget")
+    return {
+      rule: reason,
+      code: "guardrail_refused",
+      message: `Request exceeds the budget: what is left of ${limit} cannot pay for this request's prompt and a minimal answer; it resets at ${resets}`,
+      metadata: { ...metadata, output_tokens_that_fit: tokensThatFit },
+    };
+  return {
+    rule: reason,
+    code: "budget_reserved",
+    message: `Budget held by requests in flight: what is left of ${limit} is reserved until they finish; retry shortly`,
+    metadata: {
+      ...metadata,
+      output_tokens_that_fit: tokensThatFit,
+      retry_after_seconds: BUDGET_RESERVED_RETRY_SECONDS,
+    },
+  };
+}
+
+/** Every counted layer that would refuse on its own, each with its reason; the dry run lists them all. */
+function budgetViolations(
+  checks: BudgetCheck[],
+  price: RequestPrice,
+  wanted: number,
+  minimal: number,
+): Violation[] {
+  const out: Violation[] = [];
+  for (const c of checks) {
+    if (!c.counts) continue;
+    const alone = admit([usageOf(c)], price, wanted, minimal);
+    if (!alone.admitted) out.push(budgetViolation(c, alone.reason, alone.tokens_that_fit));
+  }
+  return out;
 }
 
 export function decide(input: DecisionInput): Decision {
@@ -340,6 +429,10 @@ export function decide(input: DecisionInput): Decision {
       scan: EMPTY_SCAN,
       budgets: [],
       worst_case_micros: 0,
+      price: { promptMicros: 0, perOutputTokenMicros: 0 },
+      wanted_tokens: 0,
+      minimal_tokens: 0,
+      admission: null,
     };
   }
   violations.push(...modelViolations(input, model));
@@ -352,11 +445,17 @@ export function decide(input: DecisionInput): Decision {
   const endpoints = candidates.filter((c) => c.removed_by.length === 0).map((c) => c.endpoint);
   const first = endpoints[0];
   const budgets = budgetChecks(input, first?.byok ?? false);
-  violations.push(...budgetViolations(budgets));
-  const maxOut = Math.min(input.maxOutputTokens ?? model.max_output_tokens, model.max_output_tokens);
-  const worst = first
-    ? costMicros(model, first, promptTokenBound(input.texts, input.messageCount), maxOut)
-    : 0;
+  const allowance = input.output ?? DEFAULT_OUTPUT_ALLOWANCE;
+  // A request that names no output limit is given the default allowance, not the model's whole
+  // output: a few reservations of the whole would fill a small budget (docs/gateway.md#budgets).
+  const wanted = Math.min(input.maxOutputTokens ?? allowance.defaultTokens, model.max_output_tokens);
+  const minimal = Math.min(allowance.minimalTokens, wanted);
+  const prompt = promptTokenBound(input.texts, input.messageCount);
+  const price = priceOn(model, first, prompt);
+  violations.push(...budgetViolations(budgets, price, wanted, minimal));
+  const counted = budgets.filter((c) => c.counts).map(usageOf);
+  const admission = counted.length > 0 ? admit(counted, price, wanted, minimal) : null;
+  const worst = first ? costMicros(model, first, prompt, wanted) : 0;
   return {
     allowed: violations.length === 0,
     violations,
@@ -366,5 +465,9 @@ export function decide(input: DecisionInput): Decision {
     scan,
     budgets,
     worst_case_micros: worst,
+    price,
+    wanted_tokens: wanted,
+    minimal_tokens: minimal,
+    admission,
   };
 }

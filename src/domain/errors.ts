@@ -18,6 +18,10 @@ export const ERROR_CODES = {
   // The governed request path (decisions §9). A refusal's message names the rule; see `refusal`.
   guardrail_refused: { status: 403, message: "Request refused by guardrail" },
   model_not_found: { status: 404, message: "Model not found" },
+  budget_reserved: {
+    status: 429,
+    message: "Budget held by requests in flight. Please try again shortly.",
+  },
   upstream_rate_limited: {
     status: 429,
     message: "Upstream provider rate limit reached. Please try again later.",

@@ -1,11 +1,12 @@
 import { PassThrough, type Readable } from "node:stream";
+import { DEFAULT_OUTPUT_ALLOWANCE } from "../domain/budget-admission.js";
 import type { Endpoint, Model, Region } from "../domain/catalog.js";
 import type { ChatBody } from "../domain/chat-texts.js";
-import { costMicros, type Decision, promptTokenBound } from "../domain/decision.js";
+import { budgetViolation, costMicros, type Decision, promptTokenBound } from "../domain/decision.js";
 import { AppError } from "../domain/errors.js";
 import type { KeyPolicy } from "../services/effective-policy.js";
-import { type GatewayDeps, type Prepared, prepareRequest } from "./prepare.js";
-import { type Reservation, release, reserve, settle } from "./spend.js";
+import { type GatewayDeps, outputCap, type Prepared, prepareRequest, withOutputCap } from "./prepare.js";
+import { admitRequest, type Reservation, release, settle } from "./spend.js";
 import { failureKind, readLimited, UpstreamFailure, type UpstreamReply } from "./upstream.js";
 
 /** Where the gateway logs: the request's logger, which carries the request id. */
@@ -20,9 +21,13 @@ const MAX_UPSTREAM_BODY = 32 * 1024 * 1024;
 /** A reservation outlives the provider's time-out by this much before the sweep may release it. */
 const HOLD_MARGIN_MS = 60_000;
 
-export type GatewayAnswer =
+/** The response header that carries the output cap the budgets set (docs/gateway.md#budgets). */
+export const OUTPUT_CAP_HEADER = "x-guardrails-max-tokens";
+
+export type GatewayAnswer = (
   | { kind: "json"; status: number; contentType: string; payload: string }
-  | { kind: "stream"; stream: Readable };
+  | { kind: "stream"; stream: Readable }
+) & { headers: Record<string, string> };
 
 interface Usage {
   prompt_tokens: number;
@@ -80,6 +85,7 @@ class Attempt {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       costMicros: cost,
+      guardrailIds: this.keyPolicy.applied.map((a) => a.guardrail.id),
     });
     this.gw.metrics.spendMicros.inc({ provider }, cost);
     this.gw.metrics.upstreamSeconds.observe(
@@ -209,28 +215,36 @@ export async function completeChat(
   const model = decision.model as Model;
   const attempt = new Attempt(gw, keyPolicy, model, prepared, requestId, log);
   const hold = gw.upstreams.timeoutOf(attempt.endpoint.provider) + HOLD_MARGIN_MS;
-  const reserved = await reserve(
+  const allowance = gw.output ?? DEFAULT_OUTPUT_ALLOWANCE;
+  const admitted = await admitRequest(
     gw.services,
     keyPolicy.key,
     decision.budgets,
-    decision.worst_case_micros,
+    { price: decision.price, wanted: decision.wanted_tokens, minimal: allowance.minimalTokens },
     hold,
   );
-  if (!reserved.ok) {
-    // A layer has nothing left: decide again on the usage read now, for the refusal's details.
+  if (!admitted.ok) {
+    // Decide again on the usage read now, for the refusal's details (settled spend and holds apart).
     prepared = await prepareRequest(gw, keyPolicy, body, ingress, true, prepared);
     if (!prepared.decision.allowed) refuse(gw, prepared.decision);
-    gw.metrics.requests.inc({ outcome: "refused", reason: "budget_exhausted" });
-    throw new AppError("guardrail_refused", { reason: "budget_exhausted" }, "Budget exhausted");
+    // The holds were released between the two: the store's own answer still stands.
+    const check = prepared.decision.budgets[admitted.index] ?? decision.budgets[admitted.index];
+    if (!check) throw new Error("a refused admission names no budget layer");
+    const v = budgetViolation(check, admitted.admission.reason, admitted.admission.tokens_that_fit);
+    gw.metrics.requests.inc({ outcome: "refused", reason: v.rule });
+    throw new AppError(v.code, v.metadata, v.message);
   }
-  attempt.reservation = reserved.reservation;
+  attempt.reservation = admitted.reservation;
+  const cap = admitted.admission ? outputCap(body, model, admitted.admission.tokens) : null;
+  const headers: Record<string, string> = cap === null ? {} : { [OUTPUT_CAP_HEADER]: String(cap) };
+  const capped = withOutputCap(prepared.redacted, cap);
   const stream = body.stream === true;
   const forwarded: ChatBody = stream
     ? {
-        ...prepared.redacted,
+        ...capped,
         stream_options: { ...(body.stream_options as object | undefined), include_usage: true },
       }
-    : prepared.redacted;
+    : capped;
   const controller = new AbortController();
   let reply: UpstreamReply;
   try {
@@ -243,7 +257,11 @@ export async function completeChat(
   if (stream && reply.contentType.startsWith("text/event-stream")) {
     const clientWantsUsage =
       (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-    return { kind: "stream", stream: relayStream(attempt, reply.body, clientWantsUsage, controller) };
+    return {
+      kind: "stream",
+      stream: relayStream(attempt, reply.body, clientWantsUsage, controller),
+      headers,
+    };
   }
   let text: string;
   try {
@@ -261,7 +279,7 @@ export async function completeChat(
   }
   await attempt.settle(attempt.usage(usageOf(parsed), Buffer.byteLength(text)));
   gw.metrics.requests.inc({ outcome: "forwarded", reason: "" });
-  return { kind: "json", status: reply.status, contentType: reply.contentType, payload: text };
+  return { kind: "json", status: reply.status, contentType: reply.contentType, payload: text, headers };
 }
 
 /**

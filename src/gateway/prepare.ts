@@ -1,3 +1,4 @@
+import type { OutputAllowance } from "../domain/budget-admission.js";
 import type { Region } from "../domain/catalog.js";
 import { type ChatBody, type ChatText, collectTexts, replaceTexts } from "../domain/chat-texts.js";
 import type { BuiltinSlug } from "../domain/content-filters.js";
@@ -19,6 +20,8 @@ export interface GatewayDeps {
   detectors: Record<BuiltinSlug, Detector>;
   /** Scans large requests off the event loop, under a time budget. */
   scanner: Scanner;
+  /** Output reserved for a request without max_tokens, and the least answer (defaults otherwise). */
+  output?: OutputAllowance;
 }
 
 /**
@@ -44,6 +47,33 @@ export interface Prepared {
   /** Settled spend and open reservations per budget layer. */
   spent: number[];
   reserved: number[];
+}
+
+/**
+ * The output limit to forward, when the budgets admitted fewer tokens than the request would
+ * otherwise be allowed (its own max_tokens, or the model's whole output): null when nothing changes.
+ */
+export function outputCap(
+  body: ChatBody,
+  model: { max_output_tokens: number },
+  tokens: number,
+): number | null {
+  const asked = maxOutputTokens(body) ?? model.max_output_tokens;
+  return tokens < asked ? tokens : null;
+}
+
+/**
+ * The body with its output capped: the limit fields it set are lowered, and `max_tokens` is set
+ * when it set neither (the field every OpenAI-compatible provider reads).
+ */
+export function withOutputCap(body: ChatBody, cap: number | null): ChatBody {
+  if (cap === null) return body;
+  const capped: ChatBody = { ...body };
+  const hasCompletion = typeof body.max_completion_tokens === "number";
+  const hasTokens = typeof body.max_tokens === "number";
+  if (hasCompletion) capped.max_completion_tokens = cap;
+  if (hasTokens || !hasCompletion) capped.max_tokens = cap;
+  return capped;
 }
 
 export function maxOutputTokens(body: ChatBody): number | null {
@@ -91,7 +121,9 @@ export async function prepareRequest(
     policy,
     filters,
     ...(scan ? { scan } : {}),
-    usage: usage.spent.map((s, i) => s + (usage.reserved[i] ?? 0)),
+    usage: usage.spent,
+    reserved: usage.reserved,
+    ...(gw.output ? { output: gw.output } : {}),
     now,
     catalog: gw.services.catalog,
     unavailableProviders: gw.upstreams.unavailable,

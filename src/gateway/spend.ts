@@ -1,3 +1,4 @@
+import type { Admission } from "../domain/budget-admission.js";
 import { budgetWindow } from "../domain/budget-window.js";
 import type { BudgetCheck } from "../domain/decision.js";
 import { newId } from "../domain/ids.js";
@@ -5,6 +6,7 @@ import type { BudgetLayer, EffectivePolicy } from "../domain/policy.js";
 import type { ServiceDeps } from "../services/context.js";
 import type { KeyRecord } from "../storage/key-repo.js";
 import { type CounterKey, findExpiredReservations, readCounters } from "../storage/spend-repo.js";
+import type { AdmissionAsk } from "../storage/spend-store.js";
 
 /**
  * Budgets under concurrency (issue 4, pitfalls): before forwarding, a request reserves its worst-case
@@ -85,6 +87,49 @@ export async function reserve(
   return { ok: true, reservation };
 }
 
+export type AdmitOutcome =
+  | { ok: true; reservation: Reservation | null; admission: (Admission & { admitted: true }) | null }
+  | { ok: false; index: number; admission: Admission & { admitted: false } };
+
+/**
+ * Reserves what the request may cost on every counted layer, sized by the store on the counters as
+ * they are (capped where the tightest layer cannot pay for the whole answer), all or nothing. With
+ * no counted layer nothing is held and nothing capped. On refusal, `index` is into `checks`.
+ */
+export async function admitRequest(
+  deps: ServiceDeps,
+  key: KeyRecord,
+  checks: BudgetCheck[],
+  ask: AdmissionAsk,
+  holdMs: number,
+): Promise<AdmitOutcome> {
+  const now = deps.now();
+  const counted = checks.map((c, index) => ({ c, index })).filter(({ c }) => c.counts);
+  if (counted.length === 0) return { ok: true, reservation: null, admission: null };
+  const counters = counted.map(({ c }) => counterOf(key, c.layer, now));
+  const id = newId();
+  const admission = await deps.spend.admit(
+    key.organization_id,
+    counted.map(({ c }, i) => ({ key: counters[i] as CounterKey, limit: c.layer.limit_micros })),
+    ask,
+    {
+      id,
+      organization_id: key.organization_id,
+      counters: JSON.stringify(counters),
+      // The store writes the amount it admits.
+      amount_micros: 0,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + holdMs).toISOString(),
+    },
+  );
+  if (!admission.admitted) return { ok: false, index: counted[admission.index]?.index ?? 0, admission };
+  return {
+    ok: true,
+    reservation: { id, organizationId: key.organization_id, counters, amount: admission.amount_micros },
+    admission,
+  };
+}
+
 export interface SpendRecord {
   requestId: string;
   key: KeyRecord;
@@ -94,6 +139,8 @@ export interface SpendRecord {
   promptTokens: number;
   completionTokens: number;
   costMicros: number;
+  /** The guardrails that governed the request, for usage by guardrail. */
+  guardrailIds: readonly string[];
 }
 
 /**
@@ -107,21 +154,26 @@ export async function settle(
   spend: SpendRecord,
 ): Promise<void> {
   const key = spend.key;
-  await deps.spend.settle(reservation, spend.costMicros, {
-    id: newId(),
-    organization_id: key.organization_id,
-    request_id: spend.requestId,
-    key_hash: key.hash,
-    workspace_id: key.workspace_id ?? "",
-    member_user_id: key.member_user_id,
-    model: spend.model,
-    provider: spend.provider,
-    byok: spend.byok ? 1 : 0,
-    prompt_tokens: spend.promptTokens,
-    completion_tokens: spend.completionTokens,
-    cost_micros: spend.costMicros,
-    created_at: deps.now().toISOString(),
-  });
+  await deps.spend.settle(
+    reservation,
+    spend.costMicros,
+    {
+      id: newId(),
+      organization_id: key.organization_id,
+      request_id: spend.requestId,
+      key_hash: key.hash,
+      workspace_id: key.workspace_id ?? "",
+      member_user_id: key.member_user_id,
+      model: spend.model,
+      provider: spend.provider,
+      byok: spend.byok ? 1 : 0,
+      prompt_tokens: spend.promptTokens,
+      completion_tokens: spend.completionTokens,
+      cost_micros: spend.costMicros,
+      created_at: deps.now().toISOString(),
+    },
+    spend.guardrailIds,
+  );
 }
 
 /** Gives a reservation back (the upstream failed or the request was refused after reserving). */

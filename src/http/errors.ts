@@ -100,6 +100,9 @@ export function installErrorHandler(app: FastifyInstance): void {
     (err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
       if (err instanceof AppError) {
         if (err.status >= 500) request.log.error({ err }, "request failed");
+        // A refusal worth retrying says when (a budget held by requests in flight).
+        const retryAfter = err.metadata?.retry_after_seconds;
+        if (typeof retryAfter === "number") reply.header("retry-after", String(retryAfter));
         return sendError(reply, err.code, err.metadata, err.message);
       }
       const fe = err as FastifyError;

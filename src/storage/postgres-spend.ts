@@ -1,9 +1,10 @@
 import type pg from "pg";
+import type { Admission } from "../domain/budget-admission.js";
 import { Batcher } from "./batcher.js";
 import { LOST_RACE, retryingRaces, sqlState } from "./postgres-errors.js";
 import type { BudgetReservationTable, SpendLedgerTable } from "./schema.js";
 import type { CounterKey } from "./spend-repo.js";
-import type { HeldReservation, SpendStore } from "./spend-store.js";
+import type { AdmissionAsk, HeldReservation, SpendStore } from "./spend-store.js";
 
 /**
  * The gateway's spend writes on PostgreSQL. Every request on one budget updates the same counter
@@ -28,12 +29,28 @@ type SpendOp =
       amount: number;
       row: BudgetReservationTable;
     }
-  | { kind: "settle"; reservation: HeldReservation | null; cost: number; ledger: SpendLedgerTable }
+  | {
+      kind: "admit";
+      organization_id: string;
+      counters: { key: CounterKey; limit: number }[];
+      ask: AdmissionAsk;
+      row: BudgetReservationTable;
+    }
+  | {
+      kind: "settle";
+      reservation: HeldReservation | null;
+      cost: number;
+      ledger: SpendLedgerTable;
+      guardrail_ids: readonly string[];
+    }
   | { kind: "release"; reservation: HeldReservation };
+
+/** A reserve's index (-1 admitted), 0 for settle and release, an Admission for admit. */
+type Outcome = number | Admission;
 
 interface Pending {
   op: SpendOp;
-  resolve: (outcome: number) => void;
+  resolve: (outcome: Outcome) => void;
   reject: (err: unknown) => void;
 }
 
@@ -42,17 +59,17 @@ const MAX_BATCH = 64;
 const MAX_IN_FLIGHT = 2;
 
 const STATEMENT = {
-  name: "guardrails_spend_batch",
-  text: "select guardrails_spend_batch($1::jsonb) as outcomes",
+  name: "guardrails_spend_batch2",
+  text: "select guardrails_spend_batch2($1::jsonb) as outcomes",
 };
 
 export function postgresSpendStore(
   pool: pg.Pool,
   options: { maxBatch?: number; maxInFlight?: number } = {},
 ): SpendStore {
-  const call = async (ops: SpendOp[]): Promise<number[]> => {
+  const call = async (ops: SpendOp[]): Promise<Outcome[]> => {
     const result = await retryingRaces(
-      () => pool.query<{ outcomes: number[] }>({ ...STATEMENT, values: [JSON.stringify(ops)] }),
+      () => pool.query<{ outcomes: Outcome[] }>({ ...STATEMENT, values: [JSON.stringify(ops)] }),
       LOST_RACE,
     );
     const outcomes = result.rows[0]?.outcomes;
@@ -63,7 +80,7 @@ export function postgresSpendStore(
   const run = async (batch: Pending[]): Promise<void> => {
     try {
       const outcomes = await call(batch.map((p) => p.op));
-      for (const [i, p] of batch.entries()) p.resolve(outcomes[i] as number);
+      for (const [i, p] of batch.entries()) p.resolve(outcomes[i] as Outcome);
       return;
     } catch (err) {
       // Without a server's error the batch may have been committed: it is everyone's answer.
@@ -80,15 +97,31 @@ export function postgresSpendStore(
     maxBatch: options.maxBatch ?? MAX_BATCH,
     maxInFlight: options.maxInFlight ?? MAX_IN_FLIGHT,
   });
-  const submit = (op: SpendOp): Promise<number> =>
-    new Promise<number>((resolve, reject) => batcher.add({ op, resolve, reject }));
+  const submit = (op: SpendOp): Promise<Outcome> =>
+    new Promise<Outcome>((resolve, reject) => batcher.add({ op, resolve, reject }));
 
   return {
-    reserve(organizationId, counters, amount, row) {
-      return submit({ kind: "reserve", organization_id: organizationId, counters, amount, row });
+    async reserve(organizationId, counters, amount, row) {
+      return (await submit({
+        kind: "reserve",
+        organization_id: organizationId,
+        counters,
+        amount,
+        row,
+      })) as number;
     },
-    async settle(reservation, cost, ledger) {
-      await submit({ kind: "settle", reservation, cost, ledger });
+    async admit(organizationId, counters, ask, row) {
+      // Amounts come back as JSON numbers: exact, since limits stay far below 2^53 micro-dollars.
+      return (await submit({
+        kind: "admit",
+        organization_id: organizationId,
+        counters,
+        ask,
+        row,
+      })) as Admission;
+    },
+    async settle(reservation, cost, ledger, guardrailIds = []) {
+      await submit({ kind: "settle", reservation, cost, ledger, guardrail_ids: guardrailIds });
     },
     async release(reservation) {
       await submit({ kind: "release", reservation });

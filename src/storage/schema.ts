@@ -152,6 +152,25 @@ export interface SpendLedgerTable {
   created_at: string;
 }
 
+export interface SpendRollupTable {
+  organization_id: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  /** '' for the row that counts each request once; else a guardrail that governed the requests. */
+  guardrail_id: string;
+  key_hash: string;
+  workspace_id: string;
+  /** '' for a key without a member. */
+  member_user_id: string;
+  model: string;
+  provider: string;
+  byok: number;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_micros: number;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   workspaces: WorkspaceTable;
@@ -166,6 +185,7 @@ export interface Database {
   budget_usage: BudgetUsageTable;
   budget_reservations: BudgetReservationTable;
   spend_ledger: SpendLedgerTable;
+  spend_rollup: SpendRollupTable;
 }
 
 export type Db = Kysely<Database>;

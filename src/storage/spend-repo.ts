@@ -1,5 +1,11 @@
 import { type ExpressionBuilder, sql } from "kysely";
-import type { BudgetReservationTable, Database, Executor, SpendLedgerTable } from "./schema.js";
+import type {
+  BudgetReservationTable,
+  Database,
+  Executor,
+  SpendLedgerTable,
+  SpendRollupTable,
+} from "./schema.js";
 import { insertRow, runShaped } from "./shaped-query.js";
 
 /** One budget counter: a guardrail's budget for one subject in one calendar window. */
@@ -107,6 +113,47 @@ export async function reserveCounter(
   return Number(result.numAffectedRows ?? 0) === 1;
 }
 
+/**
+ * Adds `amount` to a counter's reservations if spend plus reservations plus `amount` stays within
+ * `limit`: the write of a sized admission (budget-admission.ts), whose amount was judged on a read.
+ * The condition is the guarantee, whatever happened between that read and this write: a counter
+ * never holds more than its limit. False when it no longer fits.
+ */
+export async function reserveCounterWithin(
+  tx: Executor,
+  organizationId: string,
+  key: CounterKey,
+  limit: number,
+  amount: number,
+): Promise<boolean> {
+  if (amount > limit) return false;
+  const parameters = [
+    organizationId,
+    key.guardrail_id,
+    key.scope,
+    key.subject,
+    key.reset_interval,
+    key.window_start,
+    0,
+    amount,
+    limit,
+  ];
+  const result = await runShaped(tx, "reserve-counter-within", parameters, () =>
+    tx
+      .insertInto("budget_usage")
+      .values({ organization_id: organizationId, ...key, spent_micros: 0, reserved_micros: amount })
+      .onConflict((oc) =>
+        oc
+          .columns([...KEY_COLUMNS])
+          .doUpdateSet({ reserved_micros: sql`budget_usage.reserved_micros + excluded.reserved_micros` })
+          .where(
+            sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros + excluded.reserved_micros <= ${limit}`,
+          ),
+      ),
+  );
+  return Number(result.numAffectedRows ?? 0) === 1;
+}
+
 /** Moves a reservation's amount out of the counter and the actual cost into its spend. */
 export async function settleCounter(
   tx: Executor,
@@ -164,4 +211,47 @@ export async function findExpiredReservations(
 
 export async function insertSpend(tx: Executor, row: SpendLedgerTable): Promise<void> {
   await insertRow(tx, "spend_ledger", row);
+}
+
+/** The rollup rows of one ledger row: once per request, and once under each guardrail that governed it. */
+export function rollupRows(ledger: SpendLedgerTable, guardrailIds: readonly string[]): SpendRollupTable[] {
+  return ["", ...guardrailIds].map((guardrail_id) => ({
+    organization_id: ledger.organization_id,
+    day: ledger.created_at.slice(0, 10),
+    guardrail_id,
+    key_hash: ledger.key_hash,
+    workspace_id: ledger.workspace_id,
+    member_user_id: ledger.member_user_id ?? "",
+    model: ledger.model,
+    provider: ledger.provider,
+    byok: ledger.byok,
+    requests: 1,
+    prompt_tokens: ledger.prompt_tokens,
+    completion_tokens: ledger.completion_tokens,
+    cost_micros: ledger.cost_micros,
+  }));
+}
+
+/** Adds a ledger row to the daily rollup, in the ledger row's transaction. */
+export async function rollUpSpend(
+  tx: Executor,
+  ledger: SpendLedgerTable,
+  guardrailIds: readonly string[],
+): Promise<void> {
+  for (const row of rollupRows(ledger, guardrailIds)) {
+    await tx
+      .insertInto("spend_rollup")
+      .values(row)
+      .onConflict((oc) =>
+        oc
+          .columns(["organization_id", "day", "guardrail_id", "key_hash", "model", "provider", "byok"])
+          .doUpdateSet({
+            requests: sql`spend_rollup.requests + 1`,
+            prompt_tokens: sql`spend_rollup.prompt_tokens + excluded.prompt_tokens`,
+            completion_tokens: sql`spend_rollup.completion_tokens + excluded.completion_tokens`,
+            cost_micros: sql`spend_rollup.cost_micros + excluded.cost_micros`,
+          }),
+      )
+      .execute();
+  }
 }

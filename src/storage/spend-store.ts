@@ -1,4 +1,5 @@
 import type SqliteDatabase from "better-sqlite3";
+import { type Admission, admit, type LayerUsage, type RequestPrice } from "../domain/budget-admission.js";
 import type { Transact } from "./database.js";
 import type { BudgetReservationTable, Executor, SpendLedgerTable } from "./schema.js";
 import {
@@ -6,7 +7,11 @@ import {
   deleteReservation,
   insertReservation,
   insertSpend,
+  readCounters,
   reserveCounter,
+  reserveCounterWithin,
+  rollUpSpend,
+  rollupRows,
   settleCounter,
 } from "./spend-repo.js";
 
@@ -15,6 +20,13 @@ export interface HeldReservation {
   id: string;
   counters: CounterKey[];
   amount: number;
+}
+
+/** What a request asks of its budgets: its price, the output it wants, the least answer worth sending. */
+export interface AdmissionAsk {
+  price: RequestPrice;
+  wanted: number;
+  minimal: number;
 }
 
 /**
@@ -31,8 +43,27 @@ export interface SpendStore {
     amount: number,
     row: BudgetReservationTable,
   ): Promise<number>;
-  /** Settles (or, with no reservation, just records) a request's cost and writes its ledger row. */
-  settle(reservation: HeldReservation | null, cost: number, ledger: SpendLedgerTable): Promise<void>;
+  /**
+   * Sizes the request's reservation by the rule of budget-admission.ts on the counters as they are
+   * now, reserves it on every counter (each within its limit) and records the reservation with that
+   * amount; or reserves nothing and says which counter refuses and why.
+   */
+  admit(
+    organizationId: string,
+    counters: { key: CounterKey; limit: number }[],
+    ask: AdmissionAsk,
+    row: BudgetReservationTable,
+  ): Promise<Admission>;
+  /**
+   * Settles (or, with no reservation, just records) a request's cost and writes its ledger row and
+   * its daily rollup (under each of `guardrailIds`, the guardrails that governed it, too).
+   */
+  settle(
+    reservation: HeldReservation | null,
+    cost: number,
+    ledger: SpendLedgerTable,
+    guardrailIds?: readonly string[],
+  ): Promise<void>;
   /** Gives a reservation back; nothing when it was already settled or released. */
   release(reservation: HeldReservation): Promise<void>;
 }
@@ -59,12 +90,52 @@ async function reserveIn(
   return -1;
 }
 
+function layersOf(counters: { limit: number }[], usage: { spent_micros: number; reserved_micros: number }[]) {
+  return counters.map(
+    (c, i): LayerUsage => ({
+      limit_micros: c.limit,
+      spent_micros: usage[i]?.spent_micros ?? 0,
+      reserved_micros: usage[i]?.reserved_micros ?? 0,
+    }),
+  );
+}
+
+/**
+ * The sized admission over Kysely: judged on a read, written with a condition that holds the limit.
+ * If another writer took the room between the two (PostgreSQL at read committed), what was written
+ * is taken back and the counter is reported as held by requests in flight.
+ */
+async function admitIn(
+  tx: Executor,
+  organizationId: string,
+  counters: { key: CounterKey; limit: number }[],
+  ask: AdmissionAsk,
+  row: BudgetReservationTable,
+): Promise<Admission> {
+  const usage = await readCounters(
+    tx,
+    organizationId,
+    counters.map((c) => c.key),
+  );
+  const admission = admit(layersOf(counters, usage), ask.price, ask.wanted, ask.minimal);
+  if (!admission.admitted) return admission;
+  for (const [i, c] of counters.entries()) {
+    if (await reserveCounterWithin(tx, organizationId, c.key, c.limit, admission.amount_micros)) continue;
+    for (const earlier of counters.slice(0, i))
+      await settleCounter(tx, earlier.key, admission.amount_micros, 0);
+    return { admitted: false, index: i, reason: "budget_reserved", tokens_that_fit: 0 };
+  }
+  await insertReservation(tx, { ...row, amount_micros: admission.amount_micros });
+  return admission;
+}
+
 /** Settles a reservation (when there is one) to the actual cost and writes the ledger entry. */
 async function settleIn(
   tx: Executor,
   reservation: HeldReservation | null,
   cost: number,
   ledger: SpendLedgerTable,
+  guardrailIds: readonly string[],
 ): Promise<void> {
   if (reservation) {
     // A reservation the expiry sweep already released is not taken back twice.
@@ -72,6 +143,7 @@ async function settleIn(
     for (const key of reservation.counters) await settleCounter(tx, key, held ? reservation.amount : 0, cost);
   }
   await insertSpend(tx, ledger);
+  await rollUpSpend(tx, ledger, guardrailIds);
 }
 
 /** Gives a reservation's amount back to its counters, unless it was settled or released already. */
@@ -85,8 +157,11 @@ export function kyselySpendStore(transact: Transact): SpendStore {
     reserve(organizationId, counters, amount, row) {
       return transact((tx) => reserveIn(tx, organizationId, counters, amount, row));
     },
-    async settle(reservation, cost, ledger) {
-      await transact((tx) => settleIn(tx, reservation, cost, ledger));
+    admit(organizationId, counters, ask, row) {
+      return transact((tx) => admitIn(tx, organizationId, counters, ask, row));
+    },
+    async settle(reservation, cost, ledger, guardrailIds = []) {
+      await transact((tx) => settleIn(tx, reservation, cost, ledger, guardrailIds));
     },
     async release(reservation) {
       await transact((tx) => releaseIn(tx, reservation));
@@ -120,6 +195,14 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
      do update set reserved_micros = budget_usage.reserved_micros + excluded.reserved_micros
      where budget_usage.spent_micros + budget_usage.reserved_micros < ?`,
   );
+  const readOne = sqlite.prepare(`select spent_micros, reserved_micros from budget_usage where ${KEY_WHERE}`);
+  const upsertWithin = sqlite.prepare(
+    `insert into budget_usage (organization_id, guardrail_id, scope, subject, reset_interval, window_start, spent_micros, reserved_micros)
+     values (?, ?, ?, ?, ?, ?, 0, ?)
+     on conflict (guardrail_id, scope, subject, reset_interval, window_start)
+     do update set reserved_micros = budget_usage.reserved_micros + excluded.reserved_micros
+     where budget_usage.spent_micros + budget_usage.reserved_micros + excluded.reserved_micros <= ?`,
+  );
   const addReservation = sqlite.prepare(
     "insert into budget_reservations (id, organization_id, counters, amount_micros, created_at, expires_at) values (?, ?, ?, ?, ?, ?)",
   );
@@ -129,6 +212,15 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
        reserved_micros = case when reserved_micros > ? then reserved_micros - ? else 0 end,
        spent_micros = spent_micros + ?
      where ${KEY_WHERE}`,
+  );
+  const addRollup = sqlite.prepare(
+    `insert into spend_rollup (organization_id, day, guardrail_id, key_hash, workspace_id, member_user_id, model, provider, byok, requests, prompt_tokens, completion_tokens, cost_micros)
+     values (@organization_id, @day, @guardrail_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, 1, @prompt_tokens, @completion_tokens, @cost_micros)
+     on conflict (organization_id, day, guardrail_id, key_hash, model, provider, byok) do update set
+       requests = spend_rollup.requests + 1,
+       prompt_tokens = spend_rollup.prompt_tokens + excluded.prompt_tokens,
+       completion_tokens = spend_rollup.completion_tokens + excluded.completion_tokens,
+       cost_micros = spend_rollup.cost_micros + excluded.cost_micros`,
   );
   const addLedger = sqlite.prepare(
     `insert into spend_ledger (id, organization_id, request_id, key_hash, workspace_id, member_user_id, model, provider, byok, prompt_tokens, completion_tokens, cost_micros, created_at)
@@ -158,17 +250,60 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
       );
     },
   );
+  // Read and write in one synchronous transaction: nothing in this process runs between them, and
+  // the write's condition still holds the limit against another process on the same file.
+  const admitNow = sqlite.transaction(
+    (
+      organizationId: string,
+      counters: { key: CounterKey; limit: number }[],
+      ask: AdmissionAsk,
+      row: BudgetReservationTable,
+    ): Admission => {
+      const usage = counters.map(
+        (c) =>
+          (readOne.get(...keyParams(c.key)) as
+            | { spent_micros: number; reserved_micros: number }
+            | undefined) ?? {
+            spent_micros: 0,
+            reserved_micros: 0,
+          },
+      );
+      const admission = admit(layersOf(counters, usage), ask.price, ask.wanted, ask.minimal);
+      if (!admission.admitted) return admission;
+      for (const [i, c] of counters.entries()) {
+        const fits =
+          admission.amount_micros <= c.limit &&
+          upsertWithin.run(organizationId, ...keyParams(c.key), admission.amount_micros, c.limit).changes ===
+            1;
+        if (!fits) throw new Exhausted(i);
+      }
+      addReservation.run(
+        row.id,
+        row.organization_id,
+        row.counters,
+        admission.amount_micros,
+        row.created_at,
+        row.expires_at,
+      );
+      return admission;
+    },
+  );
   const settle = sqlite.transaction(
     (
       reservation: { id: string; counters: CounterKey[]; amount: number } | null,
       cost: number,
       ledger: SpendLedgerTable,
+      guardrailIds: readonly string[],
     ) => {
       if (reservation) {
         const held = dropReservation.run(reservation.id).changes === 1 ? reservation.amount : 0;
         for (const key of reservation.counters) settleOne.run(held, held, cost, ...keyParams(key));
       }
       addLedger.run(ledger);
+      for (const row of rollupRows(ledger, guardrailIds)) {
+        const { requests: _one, ...values } = row;
+        addRollup.run(values);
+      }
     },
   );
   const release = sqlite.transaction(
@@ -242,10 +377,24 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
         () => fallback.reserve(organizationId, counters, amount, row),
       );
     },
-    settle(reservation, cost, ledger) {
+    admit(organizationId, counters, ask, row) {
       return schedule(
-        () => settle(reservation, cost, ledger),
-        () => fallback.settle(reservation, cost, ledger),
+        (): Admission => {
+          try {
+            return admitNow(organizationId, counters, ask, row);
+          } catch (err) {
+            if (err instanceof Exhausted)
+              return { admitted: false, index: err.index, reason: "budget_reserved", tokens_that_fit: 0 };
+            throw err;
+          }
+        },
+        () => fallback.admit(organizationId, counters, ask, row),
+      );
+    },
+    settle(reservation, cost, ledger, guardrailIds = []) {
+      return schedule(
+        () => settle(reservation, cost, ledger, guardrailIds),
+        () => fallback.settle(reservation, cost, ledger, guardrailIds),
       );
     },
     release(reservation) {

@@ -446,6 +446,7 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
         reset_interval: "daily",
         limit_usd: 5,
         spend_usd: 5,
+        reserved_usd: 0,
         resets_at: "2026-11-23T00:00:00.000Z",
       });
     });
@@ -453,8 +454,12 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
       const d = run({ guardrails: [key(budget(5)), member(budget(100))], usage: [0, 100_000_000] });
       assert.equal(first(d).metadata.layer, "member");
     });
-    it("a positive remainder admits the request, however small", () => {
-      assert.equal(run({ guardrails: [key(budget(5))], usage: [4_999_999] }).allowed, true);
+    it("a remainder that pays for the prompt and a minimal answer admits the request; one that does not refuses it (docs/gateway.md#budgets)", () => {
+      // The prompt bound (13 tokens at 2) and 16 output tokens at 10: 186 micro-dollars.
+      assert.equal(run({ guardrails: [key(budget(5))], usage: [5_000_000 - 186] }).allowed, true);
+      const v = first(run({ guardrails: [key(budget(5))], usage: [5_000_000 - 185] }));
+      assert.equal(v.rule, "request_exceeds_budget");
+      assert.equal(v.metadata.output_tokens_that_fit, 15);
     });
     it("bring-your-own-key spend counts only where include_byok_in_budgets is true", () => {
       assert.equal(

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApp, serviceLogger } from "../../src/app.js";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
+import type { OutputAllowance } from "../../src/domain/budget-admission.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
 import type { ScanSettings } from "../../src/gateway/scan-request.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
@@ -50,6 +51,8 @@ export interface TestServerOptions {
   logLines?: string[];
   /** Large content scans: worker threshold, time budget, workers (defaults otherwise). */
   scan?: ScanSettings;
+  /** Output reserved under a budget for a request without max_tokens (defaults otherwise). */
+  output?: OutputAllowance;
 }
 
 /** Region addresses of test servers: three host names, all on the loopback address. */
@@ -110,6 +113,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const app = await buildApp(deps, {
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.scan ? { scan: options.scan } : {}),
+    ...(options.output ? { output: options.output } : {}),
     ...(lines ? { logger: serviceLogger("info", { write: (line: string) => void lines.push(line) }) } : {}),
   });
   const origin = await app.listen({ port: 0, host: "127.0.0.1" });

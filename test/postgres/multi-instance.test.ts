@@ -177,8 +177,12 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
   before(async () => {
     databaseUrl = await createScratchDatabase(serverUrl, "gr_multi");
     // Every chat costs the same: a fixed usage, after a pause long enough for requests to overlap.
+    // A chat that says "slow" pauses long enough for a whole burst to arrive while it is in flight.
     upstream = await startLocalUpstream({
-      script: () => ({ delayMs: 40, usage: { prompt_tokens: 10, completion_tokens: 300 } }),
+      script: (r) => ({
+        delayMs: JSON.stringify(r.body.messages).includes("slow") ? 600 : 40,
+        usage: { prompt_tokens: 10, completion_tokens: 300 },
+      }),
     });
     const catalog = JSON.parse(readFileSync(join(ROOT, "config", "default.json"), "utf8"));
     for (const p of catalog.providers) if (p.id === "local") p.base_url = upstream.url;
@@ -332,14 +336,70 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
       ),
     );
     const served = answers.filter((r) => r.status === 200).length;
-    const refused = answers.filter((r) => r.status === 403).length;
-    assert.equal(served + refused, 100, `only 200 and 403: ${answers.map((r) => r.status)}`);
+    // Refused: 403 once settled spend leaves too little, 429 while requests in flight hold it.
+    const refused = answers.filter((r) => r.status === 403 || r.status === 429).length;
+    assert.equal(served + refused, 100, `only 200, 403 and 429: ${answers.map((r) => r.status)}`);
     const [state] = (await current(a, spender.secret)).budgets;
     const spent = Math.round(state.spent_usd * 1e6);
     assert.equal(spent, served * each, "every served request is charged exactly once");
     assert.ok(spent <= limit + each, `spent ${spent} passes the limit ${limit} by more than ${each}`);
     assert.ok(served < 100, "the budget refused the rest");
     assert.equal(state.reserved_usd, 0, "no reservation is left behind");
+  });
+
+  it("a $0.05 daily budget over two instances serves at least 95 of 100 concurrent requests without max_tokens; nothing stays reserved (docs/gateway.md#budgets)", async () => {
+    const spender = await newKey(a);
+    const limit = 50_000;
+    const budget = await newGuardrail(a, { limit_usd: limit / 1e6, reset_interval: "daily" });
+    await assign(a, budget.body.data.id, spender.hash);
+    const ask = {
+      model: "mistralai/mistral-small-3.2-24b-instruct",
+      messages: [{ role: "user", content: "hi" }],
+    };
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        send((i % 2 ? a : b).origin, "POST", "/api/v1/chat/completions", spender.secret, ask),
+      ),
+    );
+    const served = answers.filter((r) => r.status === 200).length;
+    assert.ok(served >= 95, `served ${served}: ${answers.map((r) => r.status)}`);
+    // 10 prompt tokens at 0.06 and 300 completion tokens at 0.18, rounded up.
+    const each = Math.ceil(10 * 0.06 + 300 * 0.18);
+    const [state] = (await current(b, spender.secret)).budgets;
+    const spent = Math.round(state.spent_usd * 1e6);
+    assert.equal(spent, served * each, "every served request is charged exactly once");
+    assert.ok(spent <= limit + each);
+    assert.equal(state.reserved_usd, 0, "no reservation is left behind");
+  });
+
+  it("a burst over two instances on a nearly spent budget: 429 budget_reserved while requests are in flight, 403 budget_exhausted once spend is settled at the limit (docs/gateway.md#budgets)", async () => {
+    const probe = await newKey(a);
+    const roomy = await newGuardrail(a, { limit_usd: 100, reset_interval: "monthly" });
+    await assign(a, roomy.body.data.id, probe.hash);
+    const ask = { model: LLAMA, messages: [{ role: "user", content: "slow" }], max_tokens: 300 };
+    expect(await send(a.origin, "POST", "/api/v1/chat/completions", probe.secret, ask), 200);
+    const each = Math.round((await current(b, probe.secret)).budgets[0].spent_usd * 1e6);
+    // A 12-token prompt bound ("slow" and a message) and 300 tokens: two such reservations fill it.
+    const reservation = Math.ceil(12 * 0.02 + 300 * 0.05);
+    const spender = await newKey(a);
+    const budget = await newGuardrail(a, { limit_usd: (2 * reservation) / 1e6, reset_interval: "daily" });
+    await assign(a, budget.body.data.id, spender.hash);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        send((i % 2 ? a : b).origin, "POST", "/api/v1/chat/completions", spender.secret, ask),
+      ),
+    );
+    assert.deepEqual(answers.map((r) => r.status).sort(), [200, 200, 429, 429, 429, 429, 429, 429]);
+    for (const held of answers.filter((r) => r.status === 429)) {
+      assert.equal(held.headers.get("retry-after"), "1");
+      assert.equal(held.body.error.metadata.reason, "budget_reserved");
+      assert.equal(held.body.error.metadata.spend_usd, 0, "settled spend apart from reservations");
+      assert.ok(held.body.error.metadata.reserved_usd > 0);
+    }
+    const settled = await send(b.origin, "POST", "/api/v1/chat/completions", spender.secret, ask);
+    expect(settled, 403);
+    assert.equal(settled.body.error.metadata.reason, "budget_exhausted");
+    assert.equal(settled.body.error.metadata.spend_usd, (2 * each) / 1e6);
   });
 
   it(`a change to a guardrail, an assignment, a key or a member made on one instance governs requests on another within ${PROPAGATION_MS} ms (issue 5)`, async () => {

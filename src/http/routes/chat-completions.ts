@@ -18,7 +18,7 @@ export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): voi
         tags: ["Gateway"],
         summary: "Create a chat completion under the calling key's guardrails",
         description:
-          "OpenAI-compatible. The effective guardrails of the key decide: region address, model, provider endpoints, content filters (block, redact, flag) and budgets. Refusals are 403 with metadata naming the rule and the guardrails; upstream failures are 502, 504 or 429. With `stream: true` the answer is server-sent events.",
+          "OpenAI-compatible. The effective guardrails of the key decide: region address, model, provider endpoints, content filters (block, redact, flag) and budgets. Refusals are 403 with metadata naming the rule and the guardrails; a budget whose remainder is held by requests in flight is 429 `budget_reserved` with `Retry-After`; upstream failures are 502, 504 or 429. Under a budget a request without `max_tokens` is given the default output allowance, and where a budget cannot pay for the whole output the forwarded `max_tokens` is lowered to what it pays for, shown in the response header `x-guardrails-max-tokens`. With `stream: true` the answer is server-sent events.",
         body: ChatCompletionRequest,
         response: errorResponses(400, 401, 403, 404, 413, 429, 502, 503, 504),
       },
@@ -35,6 +35,7 @@ export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): voi
         request.id,
         request.log,
       );
+      reply.headers(answer.headers);
       if (answer.kind === "json")
         return reply.code(answer.status).type(answer.contentType).send(answer.payload);
       reply.header("cache-control", "no-cache");

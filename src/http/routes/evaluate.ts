@@ -3,7 +3,7 @@ import type { Region } from "../../domain/catalog.js";
 import type { ChatBody } from "../../domain/chat-texts.js";
 import { ERROR_CODES, notFound } from "../../domain/errors.js";
 import { microsToUsd } from "../../domain/money.js";
-import { type GatewayDeps, prepareRequest } from "../../gateway/prepare.js";
+import { type GatewayDeps, outputCap, prepareRequest, withOutputCap } from "../../gateway/prepare.js";
 import { resolveKeyPolicy } from "../../services/effective-policy.js";
 import { principalOf } from "../auth.js";
 import { EvaluateRequest } from "../schemas/chat.js";
@@ -22,7 +22,7 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
         tags: ["Guardrails"],
         summary: "Dry run: the decision the gateway would take for a key and a request",
         description:
-          "Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller's organization and returns them all. Nothing is forwarded and nothing is spent.",
+          "Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller's organization and returns them all, with the output cap the budgets would set (`max_tokens_forwarded`) and what would be reserved (`reservation_usd`). Nothing is forwarded and nothing is spent.",
         body: EvaluateRequest,
         response: errorResponses(400, 401, 403, 404, 413, 503),
       },
@@ -44,6 +44,8 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
       );
       const d = prepared.decision;
       const first = d.violations[0];
+      // The cap the budgets would set on the forwarded request, judged on the usage read now.
+      const cap = d.model && d.admission?.admitted ? outputCap(body, d.model, d.admission.tokens) : null;
       return {
         data: {
           allowed: d.allowed,
@@ -68,7 +70,8 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
           detections: d.scan.hits,
           messages: prepared.redacted.messages,
           // The whole request as it would be forwarded: redactions in tools, response_format, ... too.
-          request: prepared.redacted,
+          request: withOutputCap(prepared.redacted, cap),
+          max_tokens_forwarded: cap,
           budgets: d.budgets.map((b, i) => ({
             guardrail_id: b.layer.guardrail_id,
             layer: b.layer.layer,
@@ -81,6 +84,8 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
             counts: b.counts,
           })),
           worst_case_cost_usd: microsToUsd(d.worst_case_micros),
+          // What the gateway would reserve: the whole wanted output, or the capped one.
+          reservation_usd: d.admission?.admitted ? microsToUsd(d.admission.amount_micros) : null,
         },
       };
     },

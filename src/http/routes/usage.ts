@@ -1,0 +1,78 @@
+import type { FastifyInstance } from "fastify";
+import Type from "typebox";
+import type { ServiceDeps } from "../../services/context.js";
+import { reportUsage } from "../../services/report-usage.js";
+import { USAGE_DIMENSIONS, type UsageDimension } from "../../storage/usage-repo.js";
+import { principalOf } from "../auth.js";
+import { errorResponses, Pagination, page } from "../schemas/common.js";
+
+const DIMENSIONS = Object.keys(USAGE_DIMENSIONS).join("|");
+const Day = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "A UTC day, YYYY-MM-DD" });
+const Id = Type.Optional(Type.String({ minLength: 1, maxLength: 200 }));
+
+const UsageQuery = Type.Object(
+  {
+    ...Pagination.properties,
+    from: Day,
+    to: Day,
+    group_by: Type.Optional(
+      Type.String({
+        pattern: `^(${DIMENSIONS})(,(${DIMENSIONS}))*$`,
+        default: "day",
+        description: `Comma-separated: ${Object.keys(USAGE_DIMENSIONS).join(", ")}`,
+      }),
+    ),
+    key_hash: Id,
+    workspace_id: Id,
+    member_user_id: Id,
+    guardrail_id: Id,
+    model: Id,
+    provider: Id,
+  },
+  { additionalProperties: false },
+);
+
+type Query = {
+  from: string;
+  to: string;
+  group_by?: string;
+  offset?: number;
+  limit?: number;
+} & Partial<
+  Record<"key_hash" | "workspace_id" | "member_user_id" | "guardrail_id" | "model" | "provider", string>
+>;
+
+/** GET /api/v1/usage: the organization's spend from the ledger, by day and what it was spent on. */
+export function usageRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+  app.get(
+    "/api/v1/usage",
+    {
+      config: { auth: "management" },
+      schema: {
+        tags: ["Usage"],
+        summary: "Spend, requests and tokens, grouped, over a range of UTC days",
+        description:
+          "Management key. From the spend ledger of the caller's organization: `from` and `to` are UTC days (both included, at most 366), `group_by` any of day, key, member, workspace, guardrail, model and provider (default day); filters by key_hash, workspace_id, member_user_id, guardrail_id, model, provider. Bring-your-own-key requests and spend are reported apart (`byok_requests`, `byok_spend_usd`). By guardrail, a request counts under each guardrail that governed it. Paged with offset and limit; `total_count` is the number of groups.",
+        querystring: UsageQuery,
+        response: errorResponses(400, 401, 403),
+      },
+    },
+    async (request) => {
+      const q = request.query as Query;
+      const filters: Partial<Record<UsageDimension, string>> = {};
+      if (q.key_hash !== undefined) filters.key = q.key_hash;
+      if (q.workspace_id !== undefined) filters.workspace = q.workspace_id;
+      if (q.member_user_id !== undefined) filters.member = q.member_user_id;
+      if (q.guardrail_id !== undefined) filters.guardrail = q.guardrail_id;
+      if (q.model !== undefined) filters.model = q.model;
+      if (q.provider !== undefined) filters.provider = q.provider;
+      return reportUsage(deps, principalOf(request).organizationId, {
+        from: q.from,
+        to: q.to,
+        groupBy: (q.group_by ?? "day").split(",") as UsageDimension[],
+        filters,
+        ...page(q),
+      });
+    },
+  );
+}

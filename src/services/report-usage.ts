@@ -1,0 +1,68 @@
+import { invalidRequest } from "../domain/errors.js";
+import { microsToUsd } from "../domain/money.js";
+import { readUsageReport, type UsageDimension, type UsageQuery } from "../storage/usage-repo.js";
+import type { ServiceDeps } from "./context.js";
+
+/** The longest range one report covers: a year and a day (a leap year). */
+export const MAX_USAGE_DAYS = 366;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A UTC day as YYYY-MM-DD, or undefined when the text names no real day (2026-02-30). */
+function dayOf(text: string): number | undefined {
+  const time = Date.parse(`${text}T00:00:00.000Z`);
+  if (Number.isNaN(time) || new Date(time).toISOString().slice(0, 10) !== text) return undefined;
+  return time;
+}
+
+const FIELD: Record<UsageDimension, string> = {
+  day: "date",
+  key: "key_hash",
+  member: "member_user_id",
+  workspace: "workspace_id",
+  guardrail: "guardrail_id",
+  model: "model",
+  provider: "provider",
+};
+
+/**
+ * Spend, requests and tokens of the caller's organization over a range of UTC days, grouped and
+ * paged (docs/api.md#usage). Ids of other organizations match nothing: their rows are never read.
+ */
+export async function reportUsage(
+  deps: ServiceDeps,
+  organizationId: string,
+  q: UsageQuery,
+): Promise<{ data: Record<string, unknown>[]; total_count: number }> {
+  const from = dayOf(q.from);
+  const to = dayOf(q.to);
+  const issues = [];
+  if (from === undefined) issues.push({ path: "/from", message: "is not a day (YYYY-MM-DD)" });
+  if (to === undefined) issues.push({ path: "/to", message: "is not a day (YYYY-MM-DD)" });
+  if (from !== undefined && to !== undefined) {
+    if (to < from) issues.push({ path: "/to", message: "is before from" });
+    else if ((to - from) / DAY_MS + 1 > MAX_USAGE_DAYS)
+      issues.push({ path: "/to", message: `makes a range of more than ${MAX_USAGE_DAYS} days` });
+  }
+  if (new Set(q.groupBy).size !== q.groupBy.length)
+    issues.push({ path: "/group_by", message: "names a dimension twice" });
+  if (issues.length > 0) throw invalidRequest(issues);
+  const report = await readUsageReport(deps.db, organizationId, q);
+  return {
+    data: report.rows.map((r) => ({
+      ...Object.fromEntries(
+        Object.entries(r.group).map(([d, v]) => [
+          FIELD[d as UsageDimension],
+          d === "member" && v === "" ? null : v,
+        ]),
+      ),
+      requests: r.requests,
+      prompt_tokens: r.prompt_tokens,
+      completion_tokens: r.completion_tokens,
+      spend_usd: microsToUsd(r.cost_micros),
+      byok_requests: r.byok_requests,
+      byok_spend_usd: microsToUsd(r.byok_cost_micros),
+    })),
+    total_count: report.total,
+  };
+}
