@@ -26,6 +26,8 @@ export interface Config {
   configFile: string;
   catalog: CatalogData;
   logLevel: string;
+  /** `auto`: human lines on a terminal, JSON lines otherwise. */
+  logFormat: "auto" | "pretty" | "json";
   sqliteSynchronous: "normal" | "full";
   /** Connection pool and time-outs, used when DATABASE_URL is a PostgreSQL address. */
   postgres: PostgresOptions;
@@ -37,6 +39,11 @@ export interface Config {
   output: OutputAllowance;
   /** Each provider's API key, read from the variable its catalog entry names (absent: unavailable). */
   providerKeys: Record<string, string | undefined>;
+  /**
+   * Serve the catalog's `local` provider (the echo model) inside this process on a loopback port,
+   * instead of at the catalog's base_url, so a first run needs nothing else started.
+   */
+  echoProvider: boolean;
 }
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -160,6 +167,16 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   }
   const shown = port === 0 ? 8080 : port;
   const catalog = loadCatalogFile(configFile);
+  const providerKeys = Object.fromEntries(
+    catalog.providers.map((p) => [
+      p.id,
+      p.api_key_env === null ? undefined : env[p.api_key_env] || undefined,
+    ]),
+  );
+  // The shipped catalog with no provider key set is a first run or a demo: the echo provider is all
+  // there is to answer. A catalog of one's own, or a real provider's key, means real traffic.
+  const realProviders =
+    configFile !== DEFAULT_CONFIG_FILE || Object.values(providerKeys).some((k) => k !== undefined);
   return {
     port,
     host: env.HOST || "127.0.0.1",
@@ -179,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
       "info",
     ),
+    logFormat: choice(env, "LOG_FORMAT", ["auto", "pretty", "json"], "auto"),
     sqliteSynchronous: choice(env, "GUARDRAILS_SQLITE_SYNCHRONOUS", ["normal", "full"], "normal"),
     postgres: {
       poolMax: integer(env, "GUARDRAILS_PG_POOL_MAX", DEFAULT_POSTGRES_OPTIONS.poolMax, 1, 1000),
@@ -225,11 +243,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         10_000_000,
       ),
     },
-    providerKeys: Object.fromEntries(
-      catalog.providers.map((p) => [
-        p.id,
-        p.api_key_env === null ? undefined : env[p.api_key_env] || undefined,
-      ]),
-    ),
+    providerKeys,
+    echoProvider:
+      choice(env, "GUARDRAILS_ECHO_PROVIDER", ["on", "off"], realProviders ? "off" : "on") === "on",
   };
 }

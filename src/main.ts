@@ -4,6 +4,8 @@ import type { Config } from "./config.js";
 import { Catalog } from "./domain/catalog.js";
 import { releaseExpired } from "./gateway/spend.js";
 import { Upstreams } from "./gateway/upstream.js";
+import { type LocalUpstream, startLocalUpstream } from "./local-upstream/server.js";
+import { prettyLogStream } from "./pretty-log.js";
 import { serviceDepsFor } from "./services/context.js";
 import { bootstrap } from "./services/organizations.js";
 import { type DatabaseHandle, openDatabase } from "./storage/database.js";
@@ -27,16 +29,39 @@ export function redactUrl(url: string): string {
   }
 }
 
-/** Composition root: config → database → services → app → listen. */
+/** The catalog id of the bundled echo provider. */
+const ECHO_PROVIDER = "local";
+
+/** Log lines for a person on a terminal, JSON lines for everything else (docs/configuration.md). */
+function logStream(config: Config): { write(line: string): void } | undefined {
+  const pretty =
+    config.logFormat === "pretty" || (config.logFormat === "auto" && process.stdout.isTTY === true);
+  if (!pretty) return undefined;
+  const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  return prettyLogStream({ color, write: (text) => process.stdout.write(text) });
+}
+
+/**
+ * Composition root: config → database → services → app → listen. The banner goes to stderr, apart
+ * from the log on stdout, so a log collector reads only log lines.
+ */
 export async function startServer(
   config: Config,
-  print: (line: string) => void = console.log,
+  print: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<RunningServer> {
   const database = await openDatabase(config.databaseUrl, {
     sqliteSynchronous: config.sqliteSynchronous,
     postgres: config.postgres,
   });
-  const upstreams = new Upstreams(config.catalog.providers, config.providerKeys);
+  let echo: LocalUpstream | undefined;
+  let providers = config.catalog.providers;
+  if (config.echoProvider && providers.some((p) => p.id === ECHO_PROVIDER)) {
+    // A loopback port of its own, so the request path is the same HTTP hop as to any provider.
+    echo = await startLocalUpstream({ port: 0, host: "127.0.0.1" });
+    const url = echo.url;
+    providers = providers.map((p) => (p.id === ECHO_PROVIDER ? { ...p, base_url: url } : p));
+  }
+  const upstreams = new Upstreams(providers, config.providerKeys);
   const deps = {
     ...serviceDepsFor(database, new Catalog(config.catalog)),
     ping: database.ping,
@@ -57,7 +82,7 @@ export async function startServer(
     bodyLimit: config.bodyLimit,
     scan: config.scan,
     output: config.output,
-    logger: serviceLogger(config.logLevel),
+    logger: serviceLogger(config.logLevel, logStream(config)),
   });
   // Several instances on one database: a change made through another instance reaches this one's
   // caches through its notice; while notices cannot be received, nothing cached is served.
@@ -71,18 +96,36 @@ export async function startServer(
     onError: (err) => app.log.warn({ err }, "change notice connection failed"),
   });
   const address = await app.listen({ port: config.port, host: config.host });
-  print(`guardrails: listening on ${address} (API under ${address}/api/v1, reference at ${address}/docs)`);
-  print(`guardrails: database ${redactUrl(config.databaseUrl)}`);
+  const echoProvider = providers.find((p) => p.id === ECHO_PROVIDER);
+  const lines = [
+    "",
+    `guardrails: listening on ${address}`,
+    `  API       ${address}/api/v1 (OpenAI-compatible: POST /api/v1/chat/completions)`,
+    `  docs      ${address}/docs`,
+    `  database  ${redactUrl(config.databaseUrl)}`,
+  ];
+  if (echoProvider) {
+    lines.push(
+      echo
+        ? `  echo      the bundled echo provider (${ECHO_PROVIDER}) is served in-process at ${echoProvider.base_url}`
+        : `  echo      the bundled echo provider (${ECHO_PROVIDER}) is expected at ${echoProvider.base_url} (npx guardrails upstream)`,
+    );
+  }
   if (upstreams.unavailable.size > 0) {
     const missing = config.catalog.providers
       .filter((p) => upstreams.unavailable.has(p.id))
       .map((p) => `${p.id} (${p.api_key_env})`);
-    print(`guardrails: providers without an API key are unavailable: ${missing.join(", ")}`);
+    lines.push(`  providers without an API key are unavailable: ${wrap(missing, 3).join(",\n    ")}`);
   }
   if (boot.createdSecret) {
-    print("guardrails: a management key was created for the default organization; it is shown only now:");
-    print(`  ${boot.createdSecret}`);
+    lines.push(
+      "",
+      "  A management key was created for the default organization; it is shown only now:",
+      `    ${boot.createdSecret}`,
+    );
   }
+  lines.push("");
+  for (const line of lines) print(line);
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -93,10 +136,18 @@ export async function startServer(
         clearInterval(sweep);
         await app.close();
         await upstreams.close();
+        await echo?.close();
         await listener?.close();
         await database.close();
       })();
       return stopping;
     },
   };
+}
+
+/** Groups items a few to a line, so a long list stays readable in a terminal. */
+function wrap(items: string[], perLine: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < items.length; i += perLine) out.push(items.slice(i, i + perLine).join(", "));
+  return out;
 }

@@ -7,7 +7,7 @@ import { AppError } from "../domain/errors.js";
 import type { KeyPolicy } from "../services/effective-policy.js";
 import { type GatewayDeps, outputCap, type Prepared, prepareRequest, withOutputCap } from "./prepare.js";
 import { admitRequest, type Reservation, release, settle } from "./spend.js";
-import { failureKind, readLimited, UpstreamFailure, type UpstreamReply } from "./upstream.js";
+import { connectHint, failureKind, readLimited, UpstreamFailure, type UpstreamReply } from "./upstream.js";
 
 /** Where the gateway logs: the request's logger, which carries the request id. */
 export interface GatewayLog {
@@ -137,9 +137,17 @@ async function upstreamError(gw: GatewayDeps, provider: string, reply: UpstreamR
 function failureError(gw: GatewayDeps, provider: string, err: unknown): AppError {
   const kind = failureKind(err);
   gw.metrics.upstreamErrors.inc({ provider, kind });
-  return kind === "timeout"
-    ? new AppError("upstream_timeout", { reason: "upstream_timeout", provider })
-    : new AppError("upstream_error", { reason: `upstream_${kind}`, provider });
+  if (kind === "timeout") return new AppError("upstream_timeout", { reason: "upstream_timeout", provider });
+  if (kind === "connect") {
+    const address = gw.upstreams.addressOf(provider);
+    return new AppError("upstream_error", {
+      reason: "upstream_connect",
+      provider,
+      address,
+      hint: connectHint(provider, address),
+    });
+  }
+  return new AppError("upstream_error", { reason: `upstream_${kind}`, provider });
 }
 
 async function readWhole(body: Readable): Promise<string> {

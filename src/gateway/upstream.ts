@@ -57,6 +57,11 @@ export class Upstreams {
     }
   }
 
+  /** Where a provider is called, for error messages that say what was tried. */
+  addressOf(providerId: string): string | undefined {
+    return this.clients.get(providerId)?.provider.base_url;
+  }
+
   timeoutOf(providerId: string): number {
     return this.clients.get(providerId)?.provider.timeout_ms ?? 60_000;
   }
@@ -95,6 +100,21 @@ export class Upstreams {
   async close(): Promise<void> {
     await Promise.all([...this.clients.values()].map((c) => c.pool.close()));
   }
+}
+
+/** What an operator can do when nothing answered at a provider's address. */
+export function connectHint(providerId: string, address: string | undefined): string {
+  if (providerId === "local") {
+    let port = "";
+    try {
+      port = address ? new URL(address).port : "";
+    } catch {
+      // A catalog address that does not parse: the hint names no port.
+    }
+    const start = port ? `npx guardrails upstream --port ${port}` : "npx guardrails upstream";
+    return `nothing answered at ${address}: start the bundled echo provider there (${start}), or let the service serve it in-process (GUARDRAILS_ECHO_PROVIDER=on)`;
+  }
+  return `nothing answered at ${address}: check that this host can reach it, and the provider's base_url in the catalog file (GUARDRAILS_CONFIG)`;
 }
 
 export function failureKind(err: unknown): UpstreamFailureKind {

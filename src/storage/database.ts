@@ -139,6 +139,9 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectDatab
   };
 }
 
+/** How often a SQLite server looks for changes committed by another process (the command line). */
+const OTHER_PROCESS_POLL_MS = 500;
+
 export async function openDatabase(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
   const target = parseDatabaseUrl(url);
   if (target.kind === "postgres")
@@ -162,16 +165,41 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   // costs no fsync: each change's own COMMIT wrote its dirty pages to the WAL one by one.
   const committer = new GroupCommitter(db);
   const transact: Transact = (work) => committer.run(work);
+  let poll: NodeJS.Timeout | undefined;
   return {
     db,
     kind: "sqlite",
     transact,
     spendStore: sqliteSpendStore(sqlite, kyselySpendStore(transact)),
     withStartupLock: (work) => work(),
+    // The command line (keys revoke, ...) writes to the file from another process. SQLite's
+    // data_version moves only when another connection commits, so a change made there reaches
+    // this process's caches within one poll; the checkpointer's connection commits no data.
+    async listenForChanges(handlers) {
+      let seen = sqlite.pragma("data_version", { simple: true });
+      poll = setInterval(() => {
+        try {
+          const now = sqlite.pragma("data_version", { simple: true });
+          if (now === seen) return;
+          seen = now;
+          handlers.onChange({ keys: true });
+        } catch (err) {
+          handlers.onError(err);
+        }
+      }, OTHER_PROCESS_POLL_MS);
+      poll.unref();
+      const mine = poll;
+      return {
+        async close() {
+          clearInterval(mine);
+        },
+      };
+    },
     async ping() {
       await sql`select 1`.execute(db);
     },
     async close() {
+      clearInterval(poll);
       await checkpointer?.stop();
       await db.destroy();
     },

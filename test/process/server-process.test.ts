@@ -122,8 +122,8 @@ describe("the service as a process: durability, restarts, keys at start-up, shut
     assert.equal(created.status, 201);
     first.kill("SIGTERM");
     assert.equal(await first.exited(), 0);
-    assert.doesNotMatch(first.stdout(), /shown only now/);
-    assert.ok(!first.stdout().includes(key), "the configured key is never printed");
+    assert.doesNotMatch(first.stderr(), /shown only now/);
+    assert.ok(!`${first.stdout()}${first.stderr()}`.includes(key), "the configured key is never printed");
 
     const second = await start(env);
     const got = await api(second.origin, "GET", `/api/v1/guardrails/${created.body.data.id}`, key);
@@ -138,8 +138,10 @@ describe("the service as a process: durability, restarts, keys at start-up, shut
     const first = await start(env);
     first.kill("SIGTERM");
     assert.equal(await first.exited(), 0);
-    const printed = SHOWN_ONCE.exec(first.stdout())?.[1];
-    assert.ok(printed, `a key after "shown only now": ${first.stdout()}`);
+    // The banner is on stderr, apart from the log on stdout (docs/configuration.md#logs).
+    const printed = SHOWN_ONCE.exec(first.stderr())?.[1];
+    assert.ok(printed, `a key after "shown only now": ${first.stderr()}`);
+    assert.ok(!first.stdout().includes(printed), "the key is not in the log");
 
     const second = await start(env);
     const list = await api(second.origin, "GET", "/api/v1/workspaces", printed);
@@ -147,8 +149,8 @@ describe("the service as a process: durability, restarts, keys at start-up, shut
     assert.equal(list.body.data[0].is_default, true);
     second.kill("SIGTERM");
     assert.equal(await second.exited(), 0);
-    assert.doesNotMatch(second.stdout(), /shown only now/);
-    assert.match(second.stdout(), /listening on/);
+    assert.doesNotMatch(second.stderr(), /shown only now/);
+    assert.match(second.stderr(), /listening on/);
   });
 
   it("SIGTERM while a request is in flight: the request completes and the process exits 0", {

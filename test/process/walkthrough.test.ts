@@ -48,7 +48,7 @@ describe("a governed request end to end, as the README shows it (issue 4)", () =
     });
     children.push(server);
     assert.match(
-      server.stdout(),
+      server.stderr(),
       /providers without an API key are unavailable: .*anthropic \(ANTHROPIC_API_KEY\)/,
     );
 

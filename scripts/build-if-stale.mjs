@@ -1,0 +1,38 @@
+// `npm start` compiles only when a source changed since the last build, so a restart starts at once
+// instead of spending seconds in the compiler. The newest input is compared with the build's entry
+// point, which every build writes.
+import { execFileSync } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+function newest(path) {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let latest = stat.mtimeMs;
+  for (const entry of readdirSync(path)) latest = Math.max(latest, newest(join(path, entry)));
+  return latest;
+}
+
+function builtAt() {
+  try {
+    return statSync(join(root, "dist", "cli", "main.js")).mtimeMs;
+  } catch {
+    return -1;
+  }
+}
+
+const inputs = ["src", "tsconfig.json", "tsconfig.build.json", "package-lock.json"].map((p) => join(root, p));
+if (Math.max(...inputs.map(newest)) > builtAt()) {
+  process.stderr.write("guardrails: compiling (sources changed since the last build)\n");
+  execFileSync(
+    process.execPath,
+    [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
+    {
+      cwd: root,
+      stdio: "inherit",
+    },
+  );
+}
