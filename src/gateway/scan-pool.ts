@@ -38,6 +38,18 @@ export class ScanBusy extends Error {}
 
 /** The longest a job waits for a free worker: the time budget, but never less than this. */
 export const MIN_WAIT_MS = 10_000;
+/**
+ * What a worker may spend compiling a policy's filters before its scan starts. Compiling is bounded
+ * by the pattern limits checked at write time (docs/detectors.md); it is not the scan, and a worker
+ * that was just replaced compiles again, so it does not count against the scan's time budget.
+ */
+export const COMPILE_ALLOWANCE_MS = 5_000;
+
+/** A worker's message that the job's filters are compiled and its scan starts now. */
+export interface ScanStarted {
+  id: number;
+  started: true;
+}
 
 interface Slot {
   worker: Worker;
@@ -125,22 +137,25 @@ export class ScanPool {
 
   private start(slot: Slot, pending: Pending): void {
     slot.job = pending;
-    pending.timer = setTimeout(() => {
-      if (slot.job !== pending) return;
-      // The scan may be inside the regex engine, where it cannot be interrupted: the worker is
-      // dropped now and stops when it returns; a new one takes its place for the next job.
-      this.drop(slot);
-      pending.reject(new ScanTimeout(`the scan did not finish within ${this.timeoutMs} ms`));
-      this.dispatch();
-    }, this.timeoutMs);
+    // Until the worker says its scan started, only the compile allowance runs (see ScanStarted).
+    pending.timer = setTimeout(() => this.expire(slot, pending), this.timeoutMs + COMPILE_ALLOWANCE_MS);
     slot.worker.postMessage(pending.job);
+  }
+
+  private expire(slot: Slot, pending: Pending): void {
+    if (slot.job !== pending) return;
+    // The scan may be inside the regex engine, where it cannot be interrupted: the worker is
+    // dropped now and stops when it returns; a new one takes its place for the next job.
+    this.drop(slot);
+    pending.reject(new ScanTimeout(`the scan did not finish within ${this.timeoutMs} ms`));
+    this.dispatch();
   }
 
   private spawn(): void {
     const worker = new Worker(workerEntry());
     worker.unref();
     const slot: Slot = { worker, job: null, ready: false };
-    worker.on("message", (reply: ScanReply | "ready") => {
+    worker.on("message", (reply: ScanReply | ScanStarted | "ready") => {
       if (reply === "ready") {
         slot.ready = true;
         this.dispatch();
@@ -148,6 +163,12 @@ export class ScanPool {
       }
       const pending = slot.job;
       if (!pending || pending.job.id !== reply.id) return;
+      if ("started" in reply) {
+        // The time budget counts from here: the scan itself, not the compiling before it.
+        clearTimeout(pending.timer);
+        pending.timer = setTimeout(() => this.expire(slot, pending), this.timeoutMs);
+        return;
+      }
       clearTimeout(pending.timer);
       slot.job = null;
       pending.resolve(reply);
