@@ -30,6 +30,7 @@ import { modelRoutes } from "./http/routes/models.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
 import { ErrorBody } from "./http/schemas/common.js";
 import type { ServiceDeps } from "./services/context.js";
+import { renameZdrFamilies } from "./services/zdr-families.js";
 
 export interface AppDeps extends ServiceDeps {
   /** Answers when the database does (GET /readyz). */
@@ -76,6 +77,8 @@ function makeAjv(options: AjvOptions): Ajv {
  * Builds the Fastify app; no I/O on import and none here beyond what deps do. Tests boot exactly this.
  */
 export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
+  // Before any request: a guardrail must never be served with its flags under a family's old id.
+  await renameZdrFamilies(deps);
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,

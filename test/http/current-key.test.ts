@@ -4,7 +4,7 @@ import { call, startTestServer, type TestServer } from "../helpers/server.js";
 import { GEMINI, GPT5, SONNET } from "./guardrail-support.js";
 import { currentKey, INFERENCE_ONLY, INVALID_KEY, layersOf, MISSING_AUTH, orgSteps } from "./org-support.js";
 
-const FAMILIES = ["vendor_a", "vendor_b", "vendor_c", "vendor_d", "other"];
+const FAMILIES = ["anthropic", "openai", "google", "xai", "other"];
 
 /** The effective policy of a key that no guardrail governs: nothing restricted, nothing enforced. */
 function unrestricted(): Record<string, unknown> {
@@ -135,7 +135,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     assert.deepEqual(layersOf(await currentKey(server, awayKey.secret)), [["member", inA.id]]);
     assert.deepEqual(layersOf(await currentKey(server, strangerKey.secret)), []);
     // The workspace default that applies is the key's workspace's, not the organization default's.
-    const defaultA = await steps.patchGuardrail(a.default_guardrail_id, { enforce_zdr_vendor_b: true });
+    const defaultA = await steps.patchGuardrail(a.default_guardrail_id, { enforce_zdr_openai: true });
     assert.deepEqual(layersOf(await currentKey(server, homeKey.secret)), []);
     assert.deepEqual(layersOf(await currentKey(server, strangerKey.secret)), [
       ["workspace_default", defaultA.id],
@@ -158,7 +158,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
       allowed_models: [GPT5.canonical, SONNET.slug],
       ignored_providers: ["together"],
       ignored_models: [GEMINI.slug],
-      enforce_zdr_vendor_c: true,
+      enforce_zdr_google: true,
       enable_paid_model_training: false,
       content_filter_builtins: [{ slug: "email", action: "block" }],
     });
@@ -173,7 +173,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     await steps.assignKeys(keyG.id, [key.hash]);
     const res = await currentKey(server, key.secret);
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const zdr = Object.fromEntries(FAMILIES.map((f) => [`enforce_zdr_${f}`, f === "vendor_c"]));
+    const zdr = Object.fromEntries(FAMILIES.map((f) => [`enforce_zdr_${f}`, f === "google"]));
     assert.deepEqual(res.body.data.effective_policy, {
       ...unrestricted(),
       ...zdr,
