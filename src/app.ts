@@ -27,6 +27,7 @@ import { keyRoutes } from "./http/routes/keys.js";
 import { memberRoutes } from "./http/routes/members.js";
 import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
+import { workspaceMemberRoutes } from "./http/routes/workspace-members.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
 import { ErrorBody } from "./http/schemas/common.js";
 import type { ServiceDeps } from "./services/context.js";
@@ -165,6 +166,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   modelRoutes(app, deps, deps.upstreams.unavailable);
   guardrailRoutes(app, deps);
   workspaceRoutes(app, deps);
+  workspaceMemberRoutes(app, deps);
   keyRoutes(app, deps);
   memberRoutes(app, deps);
   assignmentRoutes(app, deps);

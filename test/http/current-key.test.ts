@@ -71,8 +71,27 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
         organization_id: org.organizationId,
         workspace_id: org.workspaceId,
         member_user_id: null,
+        creator_user_id: null,
+        expires_at: null,
+        is_management_key: false,
+        is_provisioning_key: false,
+        is_free_tier: false,
+        limit: null,
+        limit_remaining: null,
+        limit_reset: null,
+        include_byok_in_limit: false,
+        usage: 0,
+        usage_daily: 0,
+        usage_weekly: 0,
+        usage_monthly: 0,
+        byok_usage: 0,
+        byok_usage_daily: 0,
+        byok_usage_weekly: 0,
+        byok_usage_monthly: 0,
+        rate_limit: { requests: -1, interval: "10s", note: "This field is deprecated and safe to ignore." },
+        free_model_daily_requests: { limit: -1, remaining: -1, used: 0 },
         guardrails: [],
-        allowed_data_regions: null,
+        allowed_data_regions: ["global", "europe", "us"],
         effective_policy: unrestricted(),
         budgets: [],
       },
@@ -88,11 +107,12 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     const regions = async () => {
       const res = await currentKey(server, key.secret);
       assert.equal(res.status, 200, JSON.stringify(res.body));
+      // The top-level list is the reference SDK's: every region where the policy has no restriction.
       assert.deepEqual(
-        res.body.data.effective_policy.allowed_data_regions,
+        res.body.data.effective_policy.allowed_data_regions ?? ["global", "europe", "us"],
         res.body.data.allowed_data_regions,
       );
-      return res.body.data.allowed_data_regions;
+      return res.body.data.effective_policy.allowed_data_regions;
     };
     assert.equal(await regions(), null);
     const wsDefault = await steps.patchGuardrail(ws.default_guardrail_id, {
