@@ -29,9 +29,11 @@ import { memberRoutes } from "./http/routes/members.js";
 import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
 import { usageRoutes } from "./http/routes/usage.js";
+import { workspaceMemberRoutes } from "./http/routes/workspace-members.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
 import { ErrorBody } from "./http/schemas/common.js";
 import type { ServiceDeps } from "./services/context.js";
+import { renameZdrFamilies } from "./services/zdr-families.js";
 
 export interface AppDeps extends ServiceDeps {
   /** Answers when the database does (GET /readyz). */
@@ -80,6 +82,8 @@ function makeAjv(options: AjvOptions): Ajv {
  * Builds the Fastify app; no I/O on import and none here beyond what deps do. Tests boot exactly this.
  */
 export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
+  // Before any request: a guardrail must never be served with its flags under a family's old id.
+  await renameZdrFamilies(deps);
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -167,6 +171,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   modelRoutes(app, deps, deps.upstreams.unavailable);
   guardrailRoutes(app, deps);
   workspaceRoutes(app, deps);
+  workspaceMemberRoutes(app, deps);
   keyRoutes(app, deps);
   memberRoutes(app, deps);
   assignmentRoutes(app, deps);

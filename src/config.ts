@@ -69,6 +69,7 @@ const CatalogSchema = Type.Object({
       id: Type.String({ pattern: "^[a-z][a-z0-9_]*$" }),
       name: Type.String(),
       authors: Type.Array(Type.String()),
+      formerly: Type.Optional(Type.Array(Type.String({ pattern: "^[a-z][a-z0-9_]*$" }))),
     }),
     { minItems: 1 },
   ),

@@ -32,10 +32,10 @@ export const BASELINE_TABLE = `
 const ORG = randomUUID();
 const WORKSPACE = randomUUID();
 const ENFORCE_ZDR = JSON.stringify({
-  vendor_a: false,
-  vendor_b: false,
-  vendor_c: false,
-  vendor_d: false,
+  anthropic: false,
+  openai: false,
+  google: false,
+  xai: false,
 });
 
 /** The columns of a new row, by name. */

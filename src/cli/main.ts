@@ -173,9 +173,15 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
     const { values, json } = parse(args, { workspace: { type: "string" } });
     const workspaceId = text(values, "workspace");
     const items = await withServices(({ deps, principal }) =>
-      all((page) => listKeys(deps, principal, { ...page, ...(workspaceId ? { workspaceId } : {}) })),
+      all((page) =>
+        listKeys(deps, principal, {
+          ...page,
+          includeDisabled: true,
+          ...(workspaceId ? { workspaceId } : {}),
+        }),
+      ),
     );
-    const data = items.map(presentKey);
+    const data = items.map((k) => presentKey(k));
     if (json) return printJson(out, { data, total_count: data.length });
     out.stdout(
       table(data, [
@@ -184,6 +190,7 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
         { key: "name", title: "NAME" },
         { key: "workspace_id", title: "WORKSPACE" },
         { key: "member_user_id", title: "MEMBER" },
+        { key: "disabled", title: "DISABLED" },
         { key: "created_at", title: "CREATED" },
       ]),
     );

@@ -12,6 +12,11 @@ export interface ZdrFamily {
   name: string;
   /** Model authors (the slug prefix) that belong to the family. */
   authors: string[];
+  /**
+   * Ids this family had in earlier configurations: flags stored under them are moved to `id` at
+   * start, so renaming a family never changes what a stored guardrail enforces.
+   */
+  formerly?: string[];
 }
 
 export interface Provider {
@@ -106,6 +111,15 @@ export function checkCatalog(data: CatalogData): string[] {
       problems.push(`zdr family id ${f.id} is not usable`);
     if (familyIds.has(f.id)) problems.push(`zdr family ${f.id} listed twice`);
     familyIds.add(f.id);
+  }
+  const former = new Set<string>();
+  for (const f of data.zdr_families) {
+    for (const old of f.formerly ?? []) {
+      // A former id that is current, or former for two families, would give one stored flag two meanings.
+      if (familyIds.has(old) || old === "other" || former.has(old))
+        problems.push(`zdr family ${f.id}: former id ${old} is ambiguous`);
+      former.add(old);
+    }
   }
   const slugs = new Set<string>();
   for (const m of data.models) {

@@ -6,6 +6,7 @@ import { budgetViolation, costMicros, type Decision, promptTokenBound } from "..
 import { AppError } from "../domain/errors.js";
 import type { KeyPolicy } from "../services/effective-policy.js";
 import { type GatewayDeps, outputCap, type Prepared, prepareRequest, withOutputCap } from "./prepare.js";
+import { type AnswerDefaults, completeAnswer, completeChunk } from "./response-fields.js";
 import { admitRequest, type Reservation, release, settle } from "./spend.js";
 import { connectHint, failureKind, readLimited, UpstreamFailure, type UpstreamReply } from "./upstream.js";
 
@@ -262,12 +263,17 @@ export async function completeChat(
     gw.metrics.requests.inc({ outcome: "upstream_error", reason: (err as AppError).code ?? "error" });
     throw err;
   }
+  const defaults: AnswerDefaults = {
+    id: `gen-${requestId}`,
+    created: Math.floor(gw.services.now().getTime() / 1000),
+    model: model.slug,
+  };
   if (stream && reply.contentType.startsWith("text/event-stream")) {
     const clientWantsUsage =
       (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
     return {
       kind: "stream",
-      stream: relayStream(attempt, reply.body, clientWantsUsage, controller),
+      stream: relayStream(attempt, reply.body, clientWantsUsage, controller, defaults),
       headers,
     };
   }
@@ -287,7 +293,9 @@ export async function completeChat(
   }
   await attempt.settle(attempt.usage(usageOf(parsed), Buffer.byteLength(text)));
   gw.metrics.requests.inc({ outcome: "forwarded", reason: "" });
-  return { kind: "json", status: reply.status, contentType: reply.contentType, payload: text, headers };
+  const filled = reply.status < 300 ? completeAnswer(parsed, defaults) : undefined;
+  const payload = filled ? JSON.stringify(filled) : text;
+  return { kind: "json", status: reply.status, contentType: reply.contentType, payload, headers };
 }
 
 /**
@@ -300,6 +308,7 @@ function relayStream(
   upstream: Readable,
   clientWantsUsage: boolean,
   controller: AbortController,
+  defaults: AnswerDefaults,
 ): Readable {
   const out = new PassThrough();
   let client = true;
@@ -335,7 +344,8 @@ function relayStream(
         if (typeof c.delta?.content === "string") completionBytes += Buffer.byteLength(c.delta.content);
       }
       if (!clientWantsUsage && chunk?.choices?.length === 0 && reported) return;
-      send(`${event}\n\n`);
+      const filled = completeChunk(chunk, defaults);
+      send(filled ? `data: ${JSON.stringify(filled)}\n\n` : `${event}\n\n`);
     };
     try {
       for await (const piece of upstream) {

@@ -30,6 +30,9 @@ export async function createOrganization(
       is_default: 1,
       default_guardrail_id: workspaceDefaultGuardrailId(wsId),
       created_at: now,
+      slug: "default",
+      description: null,
+      updated_at: null,
     };
     await insertWorkspace(tx, workspace);
     await setDefaultWorkspace(tx, organization.id, wsId);

@@ -1,5 +1,5 @@
 import { invalidRequest, notFound } from "../domain/errors.js";
-import { newId, workspaceDefaultGuardrailId } from "../domain/ids.js";
+import { isUuid, newId, workspaceDefaultGuardrailId } from "../domain/ids.js";
 import { deleteKeyAssignments, deleteMemberAssignments } from "../storage/assignment-repo.js";
 import { deleteWorkspaceGuardrails } from "../storage/guardrail-repo.js";
 import { deleteWorkspaceKeys } from "../storage/key-repo.js";
@@ -10,6 +10,7 @@ import {
   findDefaultWorkspace,
   findOrganization,
   findWorkspace,
+  findWorkspaceBySlug,
   insertWorkspace,
   listWorkspaces,
   setDefaultWorkspace,
@@ -17,13 +18,30 @@ import {
 } from "../storage/workspace-repo.js";
 import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
 
+/**
+ * A workspace as the reference SDK reads it (docs/api.md#workspaces-and-keys): the settings this
+ * service does not have (default models, observability logging) carry the values of a workspace
+ * where they are off.
+ */
 export function presentWorkspace(ws: Workspace): Record<string, unknown> {
   return {
     id: ws.id,
     name: ws.name,
+    slug: ws.slug,
+    description: ws.description,
     is_default: ws.is_default === 1,
     default_guardrail_id: ws.default_guardrail_id,
     created_at: ws.created_at,
+    updated_at: ws.updated_at,
+    created_by: null,
+    default_text_model: null,
+    default_image_model: null,
+    default_provider_sort: null,
+    io_logging_api_key_ids: null,
+    io_logging_sampling_rate: 1,
+    is_data_discount_logging_enabled: false,
+    is_observability_broadcast_enabled: false,
+    is_observability_io_logging_enabled: false,
   };
 }
 
@@ -31,9 +49,14 @@ export async function createWorkspace(
   deps: ServiceDeps,
   db: Executor,
   principal: Principal,
-  input: { name: string },
+  input: { name: string; slug?: string; description?: string | null },
 ): Promise<Workspace> {
   const id = newId();
+  // Without a slug the id serves as one: unique, and never a slug someone may ask for later.
+  const slug = input.slug ?? id;
+  if (await findWorkspaceBySlug(db, principal.organizationId, slug)) {
+    throw invalidRequest([{ path: "/slug", message: "another workspace of the organization has this slug" }]);
+  }
   const ws: Workspace = {
     id,
     organization_id: principal.organizationId,
@@ -41,6 +64,9 @@ export async function createWorkspace(
     is_default: 0,
     default_guardrail_id: workspaceDefaultGuardrailId(id),
     created_at: isoNow(deps),
+    slug,
+    description: input.description ?? null,
+    updated_at: null,
   };
   await insertWorkspace(db, ws);
   await recordAudit(deps, db, principal, {
@@ -53,8 +79,15 @@ export async function createWorkspace(
   return ws;
 }
 
-export async function getWorkspace(deps: ServiceDeps, principal: Principal, id: string): Promise<Workspace> {
-  const ws = await findWorkspace(deps.db, principal.organizationId, id);
+/** A workspace by id or, as the reference service allows, by slug. */
+export async function getWorkspace(
+  deps: ServiceDeps,
+  principal: Principal,
+  idOrSlug: string,
+): Promise<Workspace> {
+  const ws = isUuid(idOrSlug)
+    ? await findWorkspace(deps.db, principal.organizationId, idOrSlug)
+    : await findWorkspaceBySlug(deps.db, principal.organizationId, idOrSlug);
   if (!ws) throw notFound();
   return ws;
 }

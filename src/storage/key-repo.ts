@@ -29,13 +29,14 @@ export async function findOrganizationKey(
 export async function listInferenceKeys(
   db: Executor,
   organizationId: string,
-  page: { offset: number; limit: number; workspaceId?: string },
+  page: { offset: number; limit: number; workspaceId?: string; includeDisabled?: boolean },
 ): Promise<{ items: KeyRecord[]; total: number }> {
   let base = db
     .selectFrom("keys")
     .where("organization_id", "=", organizationId)
     .where("kind", "=", "inference");
   if (page.workspaceId !== undefined) base = base.where("workspace_id", "=", page.workspaceId);
+  if (page.includeDisabled === false) base = base.where("disabled", "=", 0);
   const items = await base
     .selectAll()
     .orderBy("created_at", "asc")
@@ -74,5 +75,15 @@ export async function deleteWorkspaceKeys(
     .deleteFrom("keys")
     .where("organization_id", "=", organizationId)
     .where("workspace_id", "=", workspaceId)
+    .execute();
+}
+
+/** Writes a key's mutable fields. */
+export async function updateKeyRow(db: Executor, key: KeyRecord): Promise<void> {
+  await db
+    .updateTable("keys")
+    .set({ name: key.name, disabled: key.disabled, updated_at: key.updated_at })
+    .where("organization_id", "=", key.organization_id)
+    .where("hash", "=", key.hash)
     .execute();
 }

@@ -153,3 +153,30 @@ export async function removeWorkspaceFromMembers(
     .where("workspace_id", "=", workspaceId)
     .execute();
 }
+
+/** The members of one workspace, oldest first. */
+export async function listWorkspaceMembers(
+  db: Executor,
+  organizationId: string,
+  workspaceId: string,
+  page: { offset: number; limit: number },
+): Promise<{ items: MemberTable[]; total: number }> {
+  const base = db
+    .selectFrom("member_workspaces")
+    .innerJoin("members", (j) =>
+      j
+        .onRef("members.organization_id", "=", "member_workspaces.organization_id")
+        .onRef("members.user_id", "=", "member_workspaces.user_id"),
+    )
+    .where("member_workspaces.organization_id", "=", organizationId)
+    .where("member_workspaces.workspace_id", "=", workspaceId);
+  const items = await base
+    .selectAll("members")
+    .orderBy("members.created_at")
+    .orderBy("members.user_id")
+    .offset(page.offset)
+    .limit(page.limit)
+    .execute();
+  const count = await base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return { items, total: Number(count.n) };
+}

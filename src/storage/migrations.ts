@@ -288,6 +288,29 @@ const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
       if (dialect === "postgres") await sql.raw(ADMIT_BATCH_FUNCTION).execute(db);
     },
   },
+  "0006_sdk_fields": {
+    async up(db: AnyDb) {
+      // The fields the reference SDK reads on keys and workspaces (docs/api.md#the-reference-sdk).
+      await db.schema.alterTable("keys").addColumn("updated_at", "text").execute();
+      await db.schema.alterTable("workspaces").addColumn("slug", "text").execute();
+      await db.schema.alterTable("workspaces").addColumn("description", "text").execute();
+      await db.schema.alterTable("workspaces").addColumn("updated_at", "text").execute();
+      // A workspace made before slugs existed is addressed by its id, which is unique already.
+      await db.updateTable("workspaces").set({ slug: sql`id` }).where("slug", "is", null).execute();
+      await db.schema
+        .createIndex("workspaces_org_slug")
+        .unique()
+        .on("workspaces")
+        .columns(["organization_id", "slug"])
+        .execute();
+      // A key's usage sums its ledger rows by window.
+      await db.schema
+        .createIndex("spend_ledger_key")
+        .on("spend_ledger")
+        .columns(["key_hash", "created_at"])
+        .execute();
+    },
+  },
 });
 
 /**

@@ -15,6 +15,10 @@ export interface WorkspaceTable {
   is_default: number;
   default_guardrail_id: string;
   created_at: string;
+  /** Unique in the organization; the reference SDK requires one. */
+  slug: string;
+  description: string | null;
+  updated_at: string | null;
 }
 
 export interface KeyTable {
@@ -28,6 +32,7 @@ export interface KeyTable {
   created_at: string;
   /** The member who owns an inference key, if any. */
   member_user_id: string | null;
+  updated_at: string | null;
 }
 
 export interface GuardrailTable {

@@ -103,3 +103,16 @@ export async function deleteWorkspace(db: Executor, organizationId: string, id: 
     .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
+
+export async function findWorkspaceBySlug(
+  db: Executor,
+  organizationId: string,
+  slug: string,
+): Promise<Workspace | undefined> {
+  return db
+    .selectFrom("workspaces")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("slug", "=", slug)
+    .executeTakeFirst();
+}

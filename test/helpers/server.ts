@@ -53,6 +53,8 @@ export interface TestServerOptions {
   scan?: ScanSettings;
   /** Output reserved under a budget for a request without max_tokens (defaults otherwise). */
   output?: OutputAllowance;
+  /** Serve this database (from freshDatabase) instead of a new one; close() then leaves it open. */
+  database?: { database: DatabaseHandle; url: string };
 }
 
 /** Region addresses of test servers: three host names, all on the loopback address. */
@@ -92,9 +94,14 @@ export async function freshDatabase(
 
 /** Boots the real app on a fresh database (see freshDatabase), listening on a loopback port. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const fresh = await freshDatabase(
-    options.sqliteSynchronous ? { sqliteSynchronous: options.sqliteSynchronous } : {},
-  );
+  const fresh = options.database
+    ? { ...options.database, remove: async () => {}, keepOpen: true }
+    : {
+        ...(await freshDatabase(
+          options.sqliteSynchronous ? { sqliteSynchronous: options.sqliteSynchronous } : {},
+        )),
+        keepOpen: false,
+      };
   const database = fresh.database;
   const loaded = options.catalog ?? loadCatalogFile(options.configFile ?? DEFAULT_CONFIG_FILE);
   const upstreamUrl = options.upstreamUrl;
@@ -131,6 +138,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async close() {
       await app.close();
       await upstreams.close();
+      if (fresh.keepOpen) return;
       await database.close();
       await fresh.remove();
     },

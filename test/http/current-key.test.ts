@@ -4,7 +4,7 @@ import { call, startTestServer, type TestServer } from "../helpers/server.js";
 import { GEMINI, GPT5, SONNET } from "./guardrail-support.js";
 import { currentKey, INFERENCE_ONLY, INVALID_KEY, layersOf, MISSING_AUTH, orgSteps } from "./org-support.js";
 
-const FAMILIES = ["vendor_a", "vendor_b", "vendor_c", "vendor_d", "other"];
+const FAMILIES = ["anthropic", "openai", "google", "xai", "other"];
 
 /** The effective policy of a key that no guardrail governs: nothing restricted, nothing enforced. */
 function unrestricted(): Record<string, unknown> {
@@ -71,8 +71,27 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
         organization_id: org.organizationId,
         workspace_id: org.workspaceId,
         member_user_id: null,
+        creator_user_id: null,
+        expires_at: null,
+        is_management_key: false,
+        is_provisioning_key: false,
+        is_free_tier: false,
+        limit: null,
+        limit_remaining: null,
+        limit_reset: null,
+        include_byok_in_limit: false,
+        usage: 0,
+        usage_daily: 0,
+        usage_weekly: 0,
+        usage_monthly: 0,
+        byok_usage: 0,
+        byok_usage_daily: 0,
+        byok_usage_weekly: 0,
+        byok_usage_monthly: 0,
+        rate_limit: { requests: -1, interval: "10s", note: "This field is deprecated and safe to ignore." },
+        free_model_daily_requests: { limit: -1, remaining: -1, used: 0 },
         guardrails: [],
-        allowed_data_regions: null,
+        allowed_data_regions: ["global", "europe", "us"],
         effective_policy: unrestricted(),
         budgets: [],
       },
@@ -88,11 +107,12 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     const regions = async () => {
       const res = await currentKey(server, key.secret);
       assert.equal(res.status, 200, JSON.stringify(res.body));
+      // The top-level list is the reference SDK's: every region where the policy has no restriction.
       assert.deepEqual(
-        res.body.data.effective_policy.allowed_data_regions,
+        res.body.data.effective_policy.allowed_data_regions ?? ["global", "europe", "us"],
         res.body.data.allowed_data_regions,
       );
-      return res.body.data.allowed_data_regions;
+      return res.body.data.effective_policy.allowed_data_regions;
     };
     assert.equal(await regions(), null);
     const wsDefault = await steps.patchGuardrail(ws.default_guardrail_id, {
@@ -135,7 +155,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     assert.deepEqual(layersOf(await currentKey(server, awayKey.secret)), [["member", inA.id]]);
     assert.deepEqual(layersOf(await currentKey(server, strangerKey.secret)), []);
     // The workspace default that applies is the key's workspace's, not the organization default's.
-    const defaultA = await steps.patchGuardrail(a.default_guardrail_id, { enforce_zdr_vendor_b: true });
+    const defaultA = await steps.patchGuardrail(a.default_guardrail_id, { enforce_zdr_openai: true });
     assert.deepEqual(layersOf(await currentKey(server, homeKey.secret)), []);
     assert.deepEqual(layersOf(await currentKey(server, strangerKey.secret)), [
       ["workspace_default", defaultA.id],
@@ -158,7 +178,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
       allowed_models: [GPT5.canonical, SONNET.slug],
       ignored_providers: ["together"],
       ignored_models: [GEMINI.slug],
-      enforce_zdr_vendor_c: true,
+      enforce_zdr_google: true,
       enable_paid_model_training: false,
       content_filter_builtins: [{ slug: "email", action: "block" }],
     });
@@ -173,7 +193,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     await steps.assignKeys(keyG.id, [key.hash]);
     const res = await currentKey(server, key.secret);
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const zdr = Object.fromEntries(FAMILIES.map((f) => [`enforce_zdr_${f}`, f === "vendor_c"]));
+    const zdr = Object.fromEntries(FAMILIES.map((f) => [`enforce_zdr_${f}`, f === "google"]));
     assert.deepEqual(res.body.data.effective_policy, {
       ...unrestricted(),
       ...zdr,

@@ -33,7 +33,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     const regions = async () => {
       const res = await currentKey(server, key.secret);
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      return res.body.data.allowed_data_regions;
+      return res.body.data.effective_policy.allowed_data_regions;
     };
     return { steps, key, regions };
   }

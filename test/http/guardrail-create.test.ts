@@ -89,10 +89,10 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
       enable_free_model_publication: true,
       enable_free_model_training: false,
       enable_paid_model_training: false,
-      enforce_zdr_vendor_a: true,
-      enforce_zdr_vendor_b: false,
-      enforce_zdr_vendor_c: true,
-      enforce_zdr_vendor_d: false,
+      enforce_zdr_anthropic: true,
+      enforce_zdr_openai: false,
+      enforce_zdr_google: true,
+      enforce_zdr_xai: false,
       enforce_zdr_other: true,
       include_byok_in_budgets: true,
       limit_usd: 25.5,
@@ -148,7 +148,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     await assertRefused({ name: "t", limit_usd: "10", reset_interval: "daily" }, "/limit_usd");
     await assertRefused({ name: "t", include_byok_in_budgets: "true" }, "/include_byok_in_budgets");
     await assertRefused({ name: "t", enable_free_model_training: 1 }, "/enable_free_model_training");
-    await assertRefused({ name: "t", enforce_zdr_vendor_a: "false" }, "/enforce_zdr_vendor_a");
+    await assertRefused({ name: "t", enforce_zdr_anthropic: "false" }, "/enforce_zdr_anthropic");
     await assertRefused({ name: "t", enforce_zdr: "true" }, "/enforce_zdr");
     await assertRefused({ name: "t", allowed_models: GPT5.slug }, "/allowed_models");
   });
@@ -281,13 +281,13 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     const allButB = await createGuardrail(server, org.key, {
       name: "zdr",
       enforce_zdr: true,
-      enforce_zdr_vendor_b: false,
+      enforce_zdr_openai: false,
     });
     assert.deepEqual(zdrFlags(allButB.body.data), {
-      vendor_a: true,
-      vendor_b: false,
-      vendor_c: true,
-      vendor_d: true,
+      anthropic: true,
+      openai: false,
+      google: true,
+      xai: true,
       other: true,
     });
     assert.equal(allButB.body.data.enforce_zdr, null);
@@ -297,11 +297,11 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     const onlyA = await createGuardrail(server, org.key, {
       name: "zdr-a",
       enforce_zdr: false,
-      enforce_zdr_vendor_a: true,
+      enforce_zdr_anthropic: true,
     });
     assert.deepEqual(zdrFlags(onlyA.body.data), {
       ...Object.fromEntries(FAMILIES.map((f) => [f, false])),
-      vendor_a: true,
+      anthropic: true,
     });
     assert.equal(onlyA.body.data.enforce_zdr, null);
 

@@ -6,7 +6,7 @@ import { clientFor } from "../helpers/server.js";
  * Shared expectations of the guardrail create/update tests. The family ids are the default catalog's
  * (config/default.json; decisions §5), plus the literal `other`.
  */
-export const FAMILIES = ["vendor_a", "vendor_b", "vendor_c", "vendor_d", "other"] as const;
+export const FAMILIES = ["anthropic", "openai", "google", "xai", "other"] as const;
 
 /** Every field of the specification's Guardrail table, with the wire names of the default catalog. */
 export const GUARDRAIL_FIELDS = [

@@ -25,7 +25,7 @@ const FULL = {
   ignored_providers: ["deepinfra"],
   content_filter_builtins: [{ slug: "email", action: "redact" }],
   content_filters: [{ pattern: "secret-\\d+", action: "block", label: "[S]" }],
-  enforce_zdr_vendor_a: true,
+  enforce_zdr_anthropic: true,
   include_byok_in_budgets: true,
   limit_usd: 10,
   reset_interval: "daily",
@@ -187,23 +187,23 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
 
   it("enforce_zdr on update is copied into every family flag not sent, and returned null (spec Endpoints; decisions §5)", async () => {
     const org = await server.newOrg();
-    const stored = await made(org, { name: "zdr", enforce_zdr_vendor_a: true });
-    const allButC = await patchOk(org, stored.id, { enforce_zdr: true, enforce_zdr_vendor_c: false });
+    const stored = await made(org, { name: "zdr", enforce_zdr_anthropic: true });
+    const allButC = await patchOk(org, stored.id, { enforce_zdr: true, enforce_zdr_google: false });
     assert.deepEqual(zdrFlags(allButC), {
-      vendor_a: true,
-      vendor_b: true,
-      vendor_c: false,
-      vendor_d: true,
+      anthropic: true,
+      openai: true,
+      google: false,
+      xai: true,
       other: true,
     });
     assert.equal(allButC.enforce_zdr, null);
-    const onlyD = await patchOk(org, stored.id, { enforce_zdr: false, enforce_zdr_vendor_d: true });
+    const onlyD = await patchOk(org, stored.id, { enforce_zdr: false, enforce_zdr_xai: true });
     assert.deepEqual(zdrFlags(onlyD), {
       ...Object.fromEntries(FAMILIES.map((f) => [f, false])),
-      vendor_d: true,
+      xai: true,
     });
-    const plusB = await patchOk(org, stored.id, { enforce_zdr_vendor_b: true });
-    assert.deepEqual(zdrFlags(plusB), { ...zdrFlags(onlyD), vendor_b: true });
+    const plusB = await patchOk(org, stored.id, { enforce_zdr_openai: true });
+    assert.deepEqual(zdrFlags(plusB), { ...zdrFlags(onlyD), openai: true });
     assert.equal(plusB.enforce_zdr, null);
   });
 

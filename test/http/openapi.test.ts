@@ -126,7 +126,7 @@ describe("GET /api/v1/openapi.json describes the guardrail API (decisions ยง4, ย
       allowed_data_regions: ["europe"],
       content_filter_builtins: [{ slug: "regex-prompt-injection", action: "block" }],
       content_filters: [{ pattern: "secret", action: "redact" }],
-      enforce_zdr_vendor_a: true,
+      enforce_zdr_anthropic: true,
       limit_usd: 1.5,
       reset_interval: "monthly",
     });

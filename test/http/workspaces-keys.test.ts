@@ -29,11 +29,24 @@ describe("workspaces (decisions §8)", () => {
     const ws = res.body.data[0];
     assert.deepEqual(Object.keys(ws).sort(), [
       "created_at",
+      "created_by",
       "default_guardrail_id",
+      "default_image_model",
+      "default_provider_sort",
+      "default_text_model",
+      "description",
       "id",
+      "io_logging_api_key_ids",
+      "io_logging_sampling_rate",
+      "is_data_discount_logging_enabled",
       "is_default",
+      "is_observability_broadcast_enabled",
+      "is_observability_io_logging_enabled",
       "name",
+      "slug",
+      "updated_at",
     ]);
+    assert.equal(ws.slug, "default");
     assert.equal(ws.id, org.workspaceId);
     assert.equal(ws.is_default, true);
     assert.match(ws.default_guardrail_id, UUID);
@@ -152,10 +165,10 @@ describe("workspaces (decisions §8)", () => {
     );
   });
 
-  it("a workspace id in the path that is not a UUID is 404 (decisions §2)", async () => {
+  it("a workspace id in the path that is neither a UUID nor a slug of the organization is 404 (decisions §2; docs/api.md#workspaces-and-keys)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
-    for (const id of ["default", "1", "not-a-uuid"]) {
+    for (const id of ["no-such-slug", "1", "not-a-uuid"]) {
       for (const res of [
         await api.get(`/api/v1/workspaces/${id}`),
         await api.delete(`/api/v1/workspaces/${id}`),

@@ -49,6 +49,9 @@ describe("one-statement guardrail writes on PostgreSQL: row, audit entry and not
         is_default: 1,
         default_guardrail_id: newId(),
         created_at: now,
+        slug: "w",
+        description: null,
+        updated_at: null,
       })
       .execute();
     await database.db

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { REGIONS } from "../../domain/catalog.js";
 import { builtinLabel } from "../../domain/content-filters.js";
 import { AppError } from "../../domain/errors.js";
 import { presentGuardrail } from "../../domain/guardrail.js";
@@ -7,6 +8,7 @@ import type { EffectivePolicy } from "../../domain/policy.js";
 import { readUsage } from "../../gateway/spend.js";
 import type { ServiceDeps } from "../../services/context.js";
 import { budgetStatuses, resolveKeyPolicy } from "../../services/effective-policy.js";
+import { NO_USAGE, readKeyUsage } from "../../services/key-usage.js";
 import { principalOf } from "../auth.js";
 import { errorResponses } from "../schemas/common.js";
 
@@ -49,6 +51,7 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
       const { key, applied, policy } = resolved;
       const now = deps.now();
       const usage = await readUsage(deps, key, policy, now);
+      const spent = (await readKeyUsage(deps, key.organization_id, [key.hash], now)).get(key.hash);
       return {
         data: {
           hash: key.hash,
@@ -57,8 +60,22 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
           organization_id: key.organization_id,
           workspace_id: key.workspace_id,
           member_user_id: key.member_user_id,
+          // The reference SDK's fields (docs/api.md#the-effective-policy-of-a-key-get-apiv1key).
+          creator_user_id: key.member_user_id,
+          expires_at: null,
+          is_management_key: false,
+          is_provisioning_key: false,
+          is_free_tier: false,
+          limit: null,
+          limit_remaining: null,
+          limit_reset: null,
+          include_byok_in_limit: false,
+          ...(spent ?? NO_USAGE),
+          rate_limit: { requests: -1, interval: "10s", note: "This field is deprecated and safe to ignore." },
+          free_model_daily_requests: { limit: -1, remaining: -1, used: 0 },
           guardrails: applied.map((a) => ({ layer: a.layer, ...presentGuardrail(a.guardrail, families) })),
-          allowed_data_regions: policy.allowed_data_regions,
+          // Every region when no guardrail restricts them: the reference SDK reads a list, never null.
+          allowed_data_regions: policy.allowed_data_regions ?? [...REGIONS],
           effective_policy: presentPolicy(policy, families),
           budgets: budgetStatuses(policy, now, usage).map((b) => ({
             guardrail_id: b.guardrail_id,

@@ -8,21 +8,58 @@ import {
   getKey,
   listKeys,
   presentKey,
+  presentKeys,
   removeKey,
+  type UpdateKeyInput,
+  updateKey,
 } from "../../services/keys.js";
 import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
 
+const Usd = Type.Number({ description: "USD." });
 const Key = Type.Object({
   hash: Type.String({ description: "SHA-256 of the secret: the key's public identifier." }),
   name: Type.String(),
   label: Type.String({ description: "The secret's prefix and last characters, to recognise it." }),
   workspace_id: Uuid,
   member_user_id: Type.Union([Type.String(), Type.Null()]),
+  creator_user_id: Type.Union([Type.String(), Type.Null()], {
+    description: "The member who owns the key (the same as member_user_id).",
+  }),
+  external_user: Type.Null({ description: "Always null: keys are not made for external users here." }),
   disabled: Type.Boolean(),
   created_at: Type.String({ format: "date-time" }),
+  updated_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  expires_at: Type.Null({ description: "Always null: keys do not expire here." }),
+  limit: Type.Null({ description: "A key's own limit is not served yet; use a guardrail's limit_usd." }),
+  limit_remaining: Type.Null(),
+  limit_reset: Type.Null(),
+  include_byok_in_limit: Type.Boolean(),
+  usage: Type.Number({ description: "USD spent on the service's provider accounts, all time." }),
+  usage_daily: Type.Number({ description: "The same in the current UTC day." }),
+  usage_weekly: Type.Number({ description: "The same in the current UTC week, from Monday." }),
+  usage_monthly: Type.Number({ description: "The same in the current UTC month." }),
+  byok_usage: Usd,
+  byok_usage_daily: Usd,
+  byok_usage_weekly: Usd,
+  byok_usage_monthly: Usd,
 });
+const NoLimit = {
+  limit: Type.Optional(
+    Type.Union([Type.Number(), Type.Null()], {
+      description: "Only null is accepted: a key's own limit is not supported yet (400).",
+    }),
+  ),
+  limit_reset: Type.Optional(
+    Type.Union([Type.Enum(["daily", "weekly", "monthly"]), Type.Null()], {
+      description: "Only null is accepted, as for limit.",
+    }),
+  ),
+  include_byok_in_limit: Type.Optional(
+    Type.Boolean({ description: "Only false is accepted, as for limit." }),
+  ),
+};
 const CreateKeyBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -34,6 +71,23 @@ const CreateKeyBody = Type.Object(
         description: "The member who owns the key; must belong to the key's workspace.",
       }),
     ),
+    creator_user_id: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()], {
+        description: "The reference SDK's name for member_user_id.",
+      }),
+    ),
+    expires_at: Type.Optional(Type.Null({ description: "Keys do not expire here; only null is accepted." })),
+    ...NoLimit,
+  },
+  { additionalProperties: false },
+);
+const UpdateKeyBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    disabled: Type.Optional(
+      Type.Boolean({ description: "A disabled key is refused (401) until enabled again." }),
+    ),
+    ...NoLimit,
   },
   { additionalProperties: false },
 );
@@ -43,7 +97,13 @@ const CreatedKey = Type.Object({
 });
 const HashParams = Type.Object({ hash: Type.String() });
 const ListKeysQuery = Type.Object(
-  { ...Pagination.properties, workspace_id: Type.Optional(Uuid) },
+  {
+    ...Pagination.properties,
+    workspace_id: Type.Optional(Uuid),
+    include_disabled: Type.Optional(
+      Type.Boolean({ description: "Also list disabled keys (default false, as the reference service)." }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -91,12 +151,22 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      const query = request.query as { offset?: number; limit?: number; workspace_id?: string };
-      const result = await listKeys(deps, principalOf(request), {
+      const query = request.query as {
+        offset?: number;
+        limit?: number;
+        workspace_id?: string;
+        include_disabled?: boolean;
+      };
+      const principal = principalOf(request);
+      const result = await listKeys(deps, principal, {
         ...page(query),
         ...(query.workspace_id !== undefined ? { workspaceId: query.workspace_id } : {}),
+        includeDisabled: query.include_disabled === true,
       });
-      return { data: result.items.map(presentKey), total_count: result.total };
+      return {
+        data: await presentKeys(deps, principal.organizationId, result.items),
+        total_count: result.total,
+      };
     },
   );
 
@@ -111,9 +181,35 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         response: { 200: dataOf(Key), ...errorResponses(401, 403, 404) },
       },
     },
-    async (request) => ({
-      data: presentKey(await getKey(deps, principalOf(request), (request.params as { hash: string }).hash)),
-    }),
+    async (request) => {
+      const principal = principalOf(request);
+      const key = await getKey(deps, principal, (request.params as { hash: string }).hash);
+      return { data: (await presentKeys(deps, principal.organizationId, [key]))[0] };
+    },
+  );
+
+  app.patch(
+    "/api/v1/keys/:hash",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Rename, disable or enable an inference key",
+        params: HashParams,
+        body: UpdateKeyBody,
+        response: { 200: dataOf(Key), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const key = await updateKey(
+        deps,
+        principal,
+        (request.params as { hash: string }).hash,
+        request.body as UpdateKeyInput,
+      );
+      return { data: (await presentKeys(deps, principal.organizationId, [key]))[0] };
+    },
   );
 
   app.delete(

@@ -15,15 +15,38 @@ import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
 
+const Off = (description: string) => Type.Null({ description });
 const Workspace = Type.Object({
   id: Uuid,
   name: Type.String(),
+  slug: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
   is_default: Type.Boolean(),
   default_guardrail_id: Uuid,
   created_at: Type.String({ format: "date-time" }),
+  updated_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  created_by: Off("Always null: the creator is in the audit log."),
+  default_text_model: Off("Always null: no workspace default models here."),
+  default_image_model: Off("Always null."),
+  default_provider_sort: Off("Always null."),
+  io_logging_api_key_ids: Off("Always null: no prompt logging here."),
+  io_logging_sampling_rate: Type.Number({ description: "Always 1; prompt logging is off." }),
+  is_data_discount_logging_enabled: Type.Boolean({ description: "Always false." }),
+  is_observability_broadcast_enabled: Type.Boolean({ description: "Always false." }),
+  is_observability_io_logging_enabled: Type.Boolean({ description: "Always false." }),
+});
+const Slug = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: "^[a-z0-9][a-z0-9_-]*$",
+  description: "Unique in the organization: lower-case letters, digits, '-' and '_'. Defaults to the id.",
 });
 const CreateWorkspaceBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    slug: Type.Optional(Slug),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
+  },
   { additionalProperties: false },
 );
 const IdParams = Type.Object({ id: Type.String() });
@@ -73,7 +96,12 @@ export function workspaceRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     async (request, reply) => {
       const principal = principalOf(request);
       const stored = await runIdempotent(deps, principal, idempotencyOf(request), async (tx) => {
-        const ws = await createWorkspace(deps, tx, principal, request.body as { name: string });
+        const ws = await createWorkspace(
+          deps,
+          tx,
+          principal,
+          request.body as { name: string; slug?: string; description?: string | null },
+        );
         return {
           status: 201,
           headers: { location: `/api/v1/workspaces/${ws.id}` },
@@ -96,7 +124,9 @@ export function workspaceRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => ({
-      data: presentWorkspace(await getWorkspace(deps, principalOf(request), idOf(request.params))),
+      data: presentWorkspace(
+        await getWorkspace(deps, principalOf(request), (request.params as { id: string }).id),
+      ),
     }),
   );
 
