@@ -78,7 +78,7 @@ describe("the command line's commands and output convention (README.md#command-l
     const table = await runCli(["keys", "list"], env);
     assert.equal(table.code, 0);
     const lines = table.stdout.trim().split("\n");
-    assert.match(lines[0] as string, /^HASH\s+LABEL\s+NAME\s+WORKSPACE\s+MEMBER\s+CREATED$/);
+    assert.match(lines[0] as string, /^HASH\s+LABEL\s+NAME\s+WORKSPACE\s+MEMBER\s+DISABLED\s+CREATED$/);
     assert.equal(lines.length, 1 + fromApi.body.total_count);
     assert.ok(lines.some((l) => l.startsWith(made.data.hash) && l.includes("listed")));
 
