@@ -35,6 +35,19 @@ export function installJsonParser(app: FastifyInstance): void {
         );
         return;
       }
+      const depth = nestingDepthOver(buffer, MAX_DEPTH);
+      if (depth) {
+        done(
+          new AppError("invalid_request", {
+            issues: [
+              { path: "", message: `the body nests arrays and objects deeper than ${MAX_DEPTH} levels` },
+            ],
+            limit: "nesting_depth",
+            max_depth: MAX_DEPTH,
+          }),
+        );
+        return;
+      }
       let parsed: unknown;
       try {
         parsed = secureJson.parse(buffer.toString("utf8"), undefined, {
@@ -49,17 +62,15 @@ export function installJsonParser(app: FastifyInstance): void {
         done(new AppError("invalid_request", { issues: [{ path: "", message }] }));
         return;
       }
-      // NUL can only arrive escaped; look for it only then. Model requests are forwarded, never stored.
-      const nulAt =
-        buffer.includes("\\u0000") && request.routeOptions.url !== CHAT_COMPLETIONS_ROUTE
-          ? findNul(parsed, "")
+      // NUL and lone surrogates can only arrive escaped; look for them only then. Model requests are
+      // forwarded, never stored, so they may carry both.
+      const stored = request.routeOptions.url !== CHAT_COMPLETIONS_ROUTE;
+      const problem =
+        stored && (buffer.includes("\\u0000") || buffer.includes("\\ud") || buffer.includes("\\uD"))
+          ? findUnstorable(parsed)
           : undefined;
-      if (nulAt !== undefined) {
-        done(
-          new AppError("invalid_request", {
-            issues: [{ path: nulAt, message: "must not contain the NUL character (U+0000)" }],
-          }),
-        );
+      if (problem !== undefined) {
+        done(new AppError("invalid_request", { issues: [problem] }));
         return;
       }
       done(null, parsed);
@@ -70,17 +81,65 @@ export function installJsonParser(app: FastifyInstance): void {
 const CHAT_COMPLETIONS_ROUTE = "/api/v1/chat/completions";
 
 /**
- * The JSON pointer of the first string (or key) holding U+0000. PostgreSQL text cannot store it, and
- * no name or pattern needs it: refused on every database alike, so stored data means the same on both.
+ * How deep a body may nest arrays and objects. Deeper bodies break whatever walks them recursively
+ * (validation, JSON.stringify when forwarding) with a stack overflow; no request of the API or of an
+ * OpenAI-compatible client needs more than a few levels, tool schemas included.
  */
-function findNul(value: unknown, path: string): string | undefined {
-  if (typeof value === "string") return value.includes("\0") ? path : undefined;
-  if (value === null || typeof value !== "object") return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const at = `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
-    if (key.includes("\0")) return at;
-    const found = findNul(item, at);
-    if (found !== undefined) return found;
+export const MAX_DEPTH = 64;
+
+/**
+ * Whether the JSON text nests deeper than `max`, read byte by byte without parsing (so a deep body
+ * costs no more than a flat one). Brackets inside strings do not count; escapes are skipped.
+ */
+function nestingDepthOver(buffer: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < buffer.length; i++) {
+    const byte = buffer[i];
+    if (inString) {
+      if (byte === 0x5c) i++;
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) inString = true;
+    else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > max) return true;
+    } else if (byte === 0x5d || byte === 0x7d) depth--;
+  }
+  return false;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const pointerToken = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
+
+/**
+ * The first string (or key) that cannot be stored as sent, with its JSON pointer: U+0000, which
+ * PostgreSQL text cannot hold, or a lone UTF-16 surrogate, which has no UTF-8 form (SQLite would keep
+ * invalid bytes and read them back as U+FFFD). No name or pattern needs either, so both are refused on
+ * every database alike and what is stored reads back exactly. Walked with a stack, not recursion.
+ */
+function findUnstorable(root: unknown): { path: string; message: string } | undefined {
+  const check = (text: string, path: string) => {
+    if (text.includes("\0")) return { path, message: "must not contain the NUL character (U+0000)" };
+    if (LONE_SURROGATE.test(text))
+      return { path, message: "must not contain a lone UTF-16 surrogate (\\ud800 to \\udfff unpaired)" };
+    return undefined;
+  };
+  const stack: { value: unknown; path: string }[] = [{ value: root, path: "" }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { value, path } = next;
+    if (typeof value === "string") {
+      const found = check(value, path);
+      if (found) return found;
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    // Pushed in reverse, so the first offending property in document order is the one named.
+    for (const [key, item] of Object.entries(value).reverse()) {
+      const at = `${path}/${pointerToken(key)}`;
+      const found = check(key, at);
+      if (found) return found;
+      stack.push({ value: item, path: at });
+    }
   }
   return undefined;
 }
