@@ -13,9 +13,10 @@ import type { GatewayDeps } from "./gateway/prepare.js";
 import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/scan-request.js";
 import type { Upstreams } from "./gateway/upstream.js";
 import { installAuth } from "./http/auth.js";
-import { installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
+import { clientErrorHandler, installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
 import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
+import { installLingeringClose } from "./http/linger.js";
 import { assignmentRoutes } from "./http/routes/assignments.js";
 import { auditLogRoutes } from "./http/routes/audit-log.js";
 import { chatCompletionRoutes } from "./http/routes/chat-completions.js";
@@ -84,6 +85,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     // Deeply nested or huge bodies are bounded by bodyLimit; the parser refuses prototype keys.
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
+    // Broken framing and oversized headers answer in the error body too.
+    clientErrorHandler,
     // A long id is simply an unknown id (404), not a 414.
     routerOptions: { maxParamLength: 2048 },
     // A path whose percent-encoding is broken names nothing that exists.
@@ -113,6 +116,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   // Callback-style hooks: on every request, a promise per hook is measurable overhead.
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    // Every answer is JSON or the reference's own pages: no browser may guess another type.
+    reply.header("x-content-type-options", "nosniff");
     done();
   });
   app.addHook("onSend", (_request, reply, payload, done) => {
@@ -121,6 +126,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
 
   installJsonParser(app);
+  installLingeringClose(app);
   installErrorHandler(app);
   installNotFoundHandler(app);
   installAuth(app, deps);
