@@ -12,11 +12,12 @@ import { GatewayMetrics } from "./gateway/metrics.js";
 import type { GatewayDeps } from "./gateway/prepare.js";
 import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/scan-request.js";
 import type { Upstreams } from "./gateway/upstream.js";
-import { installAuth } from "./http/auth.js";
+import { type AuthThrottle, installAuth } from "./http/auth.js";
 import { clientErrorHandler, installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
 import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
 import { installLingeringClose } from "./http/linger.js";
+import { requestForLog } from "./http/log-safety.js";
 import { assignmentRoutes } from "./http/routes/assignments.js";
 import { auditLogRoutes } from "./http/routes/audit-log.js";
 import { chatCompletionRoutes } from "./http/routes/chat-completions.js";
@@ -47,7 +48,8 @@ export interface AppDeps extends ServiceDeps {
 
 /**
  * The service's logger settings: secrets and message text never reach the log (DEVELOPERS.md,
- * security). Request bodies are never logged; the two headers that carry secrets are masked.
+ * security). Request bodies are never logged; the two headers that carry secrets are masked, and so
+ * are query values other than paging and ids.
  */
 export function serviceLogger(
   level: string,
@@ -56,6 +58,8 @@ export function serviceLogger(
   return {
     level,
     redact: ["req.headers.authorization", "req.headers['idempotency-key']"],
+    // A key sent in the query string (by mistake or by a probe) is not logged either.
+    serializers: { req: requestForLog },
     ...(stream ? { stream } : {}),
   };
 }
@@ -63,6 +67,8 @@ export function serviceLogger(
 export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
   bodyLimit?: number;
+  /** Failed authentications allowed per client address (default: DEFAULT_AUTH_THROTTLE). */
+  authThrottle?: AuthThrottle;
   /** Large content scans (defaults: DEFAULT_SCAN_SETTINGS). */
   scan?: ScanSettings;
 }
@@ -129,7 +135,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   installLingeringClose(app);
   installErrorHandler(app);
   installNotFoundHandler(app);
-  installAuth(app, deps);
+  installAuth(app, deps, options.authThrottle);
   installIngress(app, deps.regionBaseUrls, deps.trustForwardedHost);
 
   await app.register(swagger, {

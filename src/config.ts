@@ -30,6 +30,8 @@ export interface Config {
   postgres: PostgresOptions;
   /** Largest accepted request body, in bytes. */
   bodyLimit: number;
+  /** Failed authentications a client address may make per minute before 429s. */
+  authFailuresPerMinute: number;
   /** Where large content scans run and how long they may take (docs/gateway.md#large-scans). */
   scan: ScanSettings;
   /** Each provider's API key, read from the variable its catalog entry names (absent: unavailable). */
@@ -195,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       ),
     },
     bodyLimit: integer(env, "GUARDRAILS_BODY_LIMIT", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    authFailuresPerMinute: integer(env, "GUARDRAILS_AUTH_FAILURES_PER_MINUTE", 100, 1, 1_000_000),
     scan: {
       timeoutMs: integer(env, "GUARDRAILS_SCAN_TIMEOUT_MS", DEFAULT_SCAN_SETTINGS.timeoutMs, 1, 600_000),
       workerChars: integer(

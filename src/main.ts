@@ -55,6 +55,7 @@ export async function startServer(
   sweep.unref();
   const app = await buildApp(deps, {
     bodyLimit: config.bodyLimit,
+    authThrottle: { failures: config.authFailuresPerMinute, windowMs: 60_000 },
     scan: config.scan,
     logger: serviceLogger(config.logLevel),
   });
