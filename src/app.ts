@@ -40,6 +40,8 @@ export interface AppDeps extends ServiceDeps {
   regionBaseUrls: Record<Region, string>;
   /** Take the ingress host from X-Forwarded-Host (only behind a trusted proxy). */
   trustForwardedHost: boolean;
+  /** Each region has a listener of its own (listenForRegion); the main one is global. */
+  regionByListener?: boolean;
   /** The upstream providers of the governed request path. */
   upstreams: Upstreams;
   /** The builtin content detectors (the shipped ones unless a test substitutes). */
@@ -136,7 +138,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   installErrorHandler(app);
   installNotFoundHandler(app);
   installAuth(app, deps, options.authThrottle);
-  installIngress(app, deps.regionBaseUrls, deps.trustForwardedHost);
+  installIngress(app, deps.regionBaseUrls, deps.trustForwardedHost, deps.regionByListener);
 
   await app.register(swagger, {
     openapi: {

@@ -4,6 +4,7 @@ import type { Config } from "./config.js";
 import { Catalog } from "./domain/catalog.js";
 import { releaseExpired } from "./gateway/spend.js";
 import { Upstreams } from "./gateway/upstream.js";
+import { listenForRegion, type RegionListener } from "./http/region-listeners.js";
 import { serviceDepsFor } from "./services/context.js";
 import { bootstrap } from "./services/organizations.js";
 import { type DatabaseHandle, openDatabase } from "./storage/database.js";
@@ -42,6 +43,7 @@ export async function startServer(
     ping: database.ping,
     regionBaseUrls: config.regionBaseUrls,
     trustForwardedHost: config.trustForwardedHost,
+    regionByListener: Object.keys(config.regionListeners).length > 0,
     upstreams,
   };
   const boot = await database.withStartupLock(() => bootstrap(deps, config.managementKey));
@@ -72,6 +74,12 @@ export async function startServer(
   });
   const address = await app.listen({ port: config.port, host: config.host });
   print(`guardrails: listening on ${address} (API under ${address}/api/v1, reference at ${address}/docs)`);
+  const regionListeners: RegionListener[] = [];
+  for (const [region, at] of Object.entries(config.regionListeners)) {
+    const listening = await listenForRegion(app, region as "europe" | "us", at);
+    regionListeners.push(listening);
+    print(`guardrails: region ${region} listening on ${listening.address}`);
+  }
   print(`guardrails: database ${redactUrl(config.databaseUrl)}`);
   if (upstreams.unavailable.size > 0) {
     const missing = config.catalog.providers
@@ -91,6 +99,7 @@ export async function startServer(
     stop() {
       stopping ??= (async () => {
         clearInterval(sweep);
+        await Promise.all(regionListeners.map((l) => l.close()));
         await app.close();
         await upstreams.close();
         await listener?.close();
