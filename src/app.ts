@@ -18,6 +18,7 @@ import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
 import { installLingeringClose } from "./http/linger.js";
 import { requestForLog } from "./http/log-safety.js";
+import { completeOperations } from "./http/openapi-complete.js";
 import { assignmentRoutes } from "./http/routes/assignments.js";
 import { auditLogRoutes } from "./http/routes/audit-log.js";
 import { chatCompletionRoutes } from "./http/routes/chat-completions.js";
@@ -95,8 +96,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     onConstructorPoisoning: "error",
     // Broken framing and oversized headers answer in the error body too.
     clientErrorHandler,
-    // A long id is simply an unknown id (404), not a 414.
-    routerOptions: { maxParamLength: 2048 },
+    // A long id is simply an unknown id (404): any id that fits in the request head (16 KiB, else
+    // 431) is matched as a parameter, so no length answers anything else.
+    routerOptions: { maxParamLength: 16 * 1024 },
     // A path whose percent-encoding is broken names nothing that exists.
     frameworkErrors: (error, _request, reply) => {
       if (error.code === "FST_ERR_BAD_URL") return sendError(reply, "not_found");
@@ -157,6 +159,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       },
       security: [{ bearer: [] }],
     },
+    // The answers of the common layers (auth, body parsing, path ids) on every operation.
+    transformObject: (document) =>
+      completeOperations("openapiObject" in document ? document.openapiObject : document.swaggerObject),
   });
   await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
 
