@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
+import { MAX_NESTING } from "../domain/chat-texts.js";
 import { AppError } from "../domain/errors.js";
 
 /**
@@ -35,12 +36,12 @@ export function installJsonParser(app: FastifyInstance): void {
         );
         return;
       }
-      const depth = nestingDepthOver(buffer, MAX_DEPTH);
-      if (depth) {
+      const deepAt = tooDeepAt(buffer, MAX_DEPTH);
+      if (deepAt !== undefined) {
         done(
           new AppError("invalid_request", {
             issues: [
-              { path: "", message: `the body nests arrays and objects deeper than ${MAX_DEPTH} levels` },
+              { path: deepAt, message: `the request is nested deeper than ${MAX_DEPTH} objects and arrays` },
             ],
             limit: "nesting_depth",
             max_depth: MAX_DEPTH,
@@ -81,30 +82,57 @@ export function installJsonParser(app: FastifyInstance): void {
 const CHAT_COMPLETIONS_ROUTE = "/api/v1/chat/completions";
 
 /**
- * How deep a body may nest arrays and objects. Deeper bodies break whatever walks them recursively
- * (validation, JSON.stringify when forwarding) with a stack overflow; no request of the API or of an
- * OpenAI-compatible client needs more than a few levels, tool schemas included.
+ * How deep a body may nest arrays and objects: the model request's own limit, for every route.
+ * Deeper bodies break whatever walks them recursively (validation, JSON.stringify when forwarding)
+ * with a stack overflow; no request of the API or of an OpenAI-compatible client needs as many.
  */
-export const MAX_DEPTH = 64;
+export const MAX_DEPTH = MAX_NESTING;
 
 /**
- * Whether the JSON text nests deeper than `max`, read byte by byte without parsing (so a deep body
- * costs no more than a flat one). Brackets inside strings do not count; escapes are skipped.
+ * The JSON pointer of the first array or object nested deeper than `max`, read byte by byte
+ * without parsing (a deep body costs no more than a flat one); undefined when none is. Brackets
+ * inside strings do not count; escapes are skipped.
  */
-function nestingDepthOver(buffer: Buffer, max: number): boolean {
-  let depth = 0;
-  let inString = false;
+function tooDeepAt(buffer: Buffer, max: number): string | undefined {
+  const frames: { array: boolean; token: string; index: number; awaitingKey: boolean }[] = [];
+  let stringStart = -1;
   for (let i = 0; i < buffer.length; i++) {
     const byte = buffer[i];
-    if (inString) {
+    if (stringStart >= 0) {
       if (byte === 0x5c) i++;
-      else if (byte === 0x22) inString = false;
-    } else if (byte === 0x22) inString = true;
+      else if (byte === 0x22) {
+        const top = frames[frames.length - 1];
+        if (top && !top.array && top.awaitingKey) {
+          top.token = keyText(buffer, stringStart, i);
+          top.awaitingKey = false;
+        }
+        stringStart = -1;
+      }
+      continue;
+    }
+    if (byte === 0x22) stringStart = i;
     else if (byte === 0x5b || byte === 0x7b) {
-      if (++depth > max) return true;
-    } else if (byte === 0x5d || byte === 0x7d) depth--;
+      if (frames.length >= max)
+        return frames.map((f) => `/${f.array ? f.index : pointerToken(f.token)}`).join("");
+      frames.push({ array: byte === 0x5b, token: "", index: 0, awaitingKey: byte === 0x7b });
+    } else if (byte === 0x5d || byte === 0x7d) frames.pop();
+    else if (byte === 0x2c) {
+      const top = frames[frames.length - 1];
+      if (top?.array) top.index++;
+      else if (top) top.awaitingKey = true;
+    }
   }
-  return false;
+  return undefined;
+}
+
+/** A property name as written between the quotes at `from` and `to`, escapes decoded. */
+function keyText(buffer: Buffer, from: number, to: number): string {
+  const raw = buffer.toString("utf8", from, to + 1);
+  try {
+    return JSON.parse(raw) as string;
+  } catch {
+    return raw.slice(1, -1);
+  }
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

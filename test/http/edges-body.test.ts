@@ -41,25 +41,25 @@ describe(`hostile JSON bodies on ${TEST_DATABASE_KIND} (docs/api.md#limits)`, ()
       rawBody: `{"name":"x","description":${nested(5000, '"\\u0000"')}}`,
       headers: JSON_TYPE,
     });
-    assertInvalid(res, "", "deep NUL");
+    assertInvalid(res, `/description${"/0".repeat(127)}`, "deep NUL");
     assert.equal(res.body.error.metadata.limit, "nesting_depth");
-    assert.equal(res.body.error.metadata.max_depth, 64);
+    assert.equal(res.body.error.metadata.max_depth, 128);
     assert.equal(await guardrailCount(), before);
   });
 
-  it("nesting up to 64 levels is read (and then judged by the schema), 65 is the depth limit", async () => {
-    // 63 arrays inside the top-level object: 64 levels.
+  it("nesting up to 128 levels is read (and then judged by the schema), 129 is over the depth limit", async () => {
+    // 127 arrays inside the top-level object: 128 levels.
     const atLimit = await api().post("/api/v1/guardrails", undefined, {
-      rawBody: `{"name":"x","allowed_models":${nested(63, '"m"')}}`,
+      rawBody: `{"name":"x","allowed_models":${nested(127, '"m"')}}`,
       headers: JSON_TYPE,
     });
     assertInvalid(atLimit, "/allowed_models/0", "at the limit");
     assert.equal(atLimit.body.error.metadata.limit, undefined);
     const over = await api().post("/api/v1/guardrails", undefined, {
-      rawBody: `{"name":"x","allowed_models":${nested(64, '"m"')}}`,
+      rawBody: `{"name":"x","allowed_models":${nested(128, '"m"')}}`,
       headers: JSON_TYPE,
     });
-    assertInvalid(over, "", "over the limit");
+    assertInvalid(over, `/allowed_models${"/0".repeat(127)}`, "over the limit");
     assert.equal(over.body.error.metadata.limit, "nesting_depth");
   });
 
@@ -78,7 +78,7 @@ describe(`hostile JSON bodies on ${TEST_DATABASE_KIND} (docs/api.md#limits)`, ()
       rawBody: `{"model":"${LLAMA}","messages":[{"role":"user","content":"hi"}],"metadata":{"x":${nested(5000, "1")}}}`,
       headers: JSON_TYPE,
     });
-    assertInvalid(res, "", "deep chat field");
+    assertInvalid(res, `/metadata/x${"/0".repeat(126)}`, "deep chat field");
     assert.equal(res.body.error.metadata.limit, "nesting_depth");
     assert.equal(bench.received.length, sent);
   });
