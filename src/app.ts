@@ -13,10 +13,13 @@ import { GatewayMetrics } from "./gateway/metrics.js";
 import type { GatewayDeps } from "./gateway/prepare.js";
 import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/scan-request.js";
 import type { Upstreams } from "./gateway/upstream.js";
-import { installAuth } from "./http/auth.js";
-import { installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
+import { type AuthThrottle, installAuth } from "./http/auth.js";
+import { clientErrorHandler, installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
 import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
+import { installLingeringClose } from "./http/linger.js";
+import { requestForLog } from "./http/log-safety.js";
+import { completeOperations } from "./http/openapi-complete.js";
 import { assignmentRoutes } from "./http/routes/assignments.js";
 import { auditLogRoutes } from "./http/routes/audit-log.js";
 import { chatCompletionRoutes } from "./http/routes/chat-completions.js";
@@ -42,6 +45,8 @@ export interface AppDeps extends ServiceDeps {
   regionBaseUrls: Record<Region, string>;
   /** Take the ingress host from X-Forwarded-Host (only behind a trusted proxy). */
   trustForwardedHost: boolean;
+  /** Each region has a listener of its own (listenForRegion); the main one is global. */
+  regionByListener?: boolean;
   /** The upstream providers of the governed request path. */
   upstreams: Upstreams;
   /** The builtin content detectors (the shipped ones unless a test substitutes). */
@@ -50,7 +55,8 @@ export interface AppDeps extends ServiceDeps {
 
 /**
  * The service's logger settings: secrets and message text never reach the log (DEVELOPERS.md,
- * security). Request bodies are never logged; the two headers that carry secrets are masked.
+ * security). Request bodies are never logged; the two headers that carry secrets are masked, and so
+ * are query values other than paging and ids.
  */
 export function serviceLogger(
   level: string,
@@ -59,6 +65,8 @@ export function serviceLogger(
   return {
     level,
     redact: ["req.headers.authorization", "req.headers['idempotency-key']"],
+    // A key sent in the query string (by mistake or by a probe) is not logged either.
+    serializers: { req: requestForLog },
     ...(stream ? { stream } : {}),
   };
 }
@@ -66,6 +74,8 @@ export function serviceLogger(
 export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
   bodyLimit?: number;
+  /** Failed authentications allowed per client address (default: DEFAULT_AUTH_THROTTLE). */
+  authThrottle?: AuthThrottle;
   /** Large content scans (defaults: DEFAULT_SCAN_SETTINGS). */
   scan?: ScanSettings;
   /** Output reserved under a budget when a request names none (defaults: DEFAULT_OUTPUT_ALLOWANCE). */
@@ -92,8 +102,11 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     // Deeply nested or huge bodies are bounded by bodyLimit; the parser refuses prototype keys.
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
-    // A long id is simply an unknown id (404), not a 414.
-    routerOptions: { maxParamLength: 2048 },
+    // Broken framing and oversized headers answer in the error body too.
+    clientErrorHandler,
+    // A long id is simply an unknown id (404): any id that fits in the request head (16 KiB, else
+    // 431) is matched as a parameter, so no length answers anything else.
+    routerOptions: { maxParamLength: 16 * 1024 },
     // A path whose percent-encoding is broken names nothing that exists.
     frameworkErrors: (error, _request, reply) => {
       if (error.code === "FST_ERR_BAD_URL") return sendError(reply, "not_found");
@@ -121,6 +134,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   // Callback-style hooks: on every request, a promise per hook is measurable overhead.
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    // Every answer is JSON or the reference's own pages: no browser may guess another type.
+    reply.header("x-content-type-options", "nosniff");
     done();
   });
   app.addHook("onSend", (_request, reply, payload, done) => {
@@ -129,10 +144,11 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
 
   installJsonParser(app);
+  installLingeringClose(app);
   installErrorHandler(app);
   installNotFoundHandler(app);
-  installAuth(app, deps);
-  installIngress(app, deps.regionBaseUrls, deps.trustForwardedHost);
+  installAuth(app, deps, options.authThrottle);
+  installIngress(app, deps.regionBaseUrls, deps.trustForwardedHost, deps.regionByListener);
 
   await app.register(swagger, {
     openapi: {
@@ -151,6 +167,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       },
       security: [{ bearer: [] }],
     },
+    // The answers of the common layers (auth, body parsing, path ids) on every operation.
+    transformObject: (document) =>
+      completeOperations("openapiObject" in document ? document.openapiObject : document.swaggerObject),
   });
   await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
 

@@ -23,6 +23,8 @@ export interface Config {
   regionBaseUrls: Record<Region, string>;
   /** Trust X-Forwarded-Host for the ingress region (only behind a proxy you control). */
   trustForwardedHost: boolean;
+  /** A listener of its own per region; when any is set, the region is the listener's, never the Host's. */
+  regionListeners: Partial<Record<"europe" | "us", { host: string; port: number }>>;
   configFile: string;
   catalog: CatalogData;
   logLevel: string;
@@ -33,6 +35,8 @@ export interface Config {
   postgres: PostgresOptions;
   /** Largest accepted request body, in bytes. */
   bodyLimit: number;
+  /** Failed authentications a client address may make per minute before 429s. */
+  authFailuresPerMinute: number;
   /** Where large content scans run and how long they may take (docs/gateway.md#large-scans). */
   scan: ScanSettings;
   /** Output reserved under a budget for a request without max_tokens, and the least answer (docs/gateway.md#budgets). */
@@ -145,6 +149,21 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
   return raw.replace(/\/+$/, "");
 }
 
+/** `port` or `host:port` (`[v6]:port`); a bare port listens on HOST. */
+function listenAddress(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  host: string,
+): { host: string; port: number } | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(raw.trim());
+  const port = Number(match?.[2]);
+  if (!match || port < 1 || port > 65535)
+    throw new Error(`${name} must be a port or host:port, not '${raw}'`);
+  return { host: match[1]?.replace(/^\[|\]$/g, "") ?? host, port };
+}
+
 function choice<T extends string>(
   env: NodeJS.ProcessEnv,
   name: string,
@@ -188,6 +207,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       europe: url(env, "GUARDRAILS_EUROPE_BASE_URL", `http://eu.localhost:${shown}/api/v1`),
       us: url(env, "GUARDRAILS_US_BASE_URL", `http://us.localhost:${shown}/api/v1`),
     },
+    regionListeners: Object.fromEntries(
+      (
+        [
+          ["europe", listenAddress(env, "GUARDRAILS_EUROPE_LISTEN", env.HOST || "127.0.0.1")],
+          ["us", listenAddress(env, "GUARDRAILS_US_LISTEN", env.HOST || "127.0.0.1")],
+        ] as const
+      ).filter(([, at]) => at !== undefined),
+    ),
     trustForwardedHost: choice(env, "GUARDRAILS_TRUST_FORWARDED_HOST", ["true", "false"], "false") === "true",
     configFile,
     catalog,
@@ -217,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       ),
     },
     bodyLimit: integer(env, "GUARDRAILS_BODY_LIMIT", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    authFailuresPerMinute: integer(env, "GUARDRAILS_AUTH_FAILURES_PER_MINUTE", 100, 1, 1_000_000),
     scan: {
       timeoutMs: integer(env, "GUARDRAILS_SCAN_TIMEOUT_MS", DEFAULT_SCAN_SETTINGS.timeoutMs, 1, 600_000),
       workerChars: integer(

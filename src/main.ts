@@ -4,6 +4,7 @@ import type { Config } from "./config.js";
 import { Catalog } from "./domain/catalog.js";
 import { releaseExpired } from "./gateway/spend.js";
 import { Upstreams } from "./gateway/upstream.js";
+import { listenForRegion, type RegionListener } from "./http/region-listeners.js";
 import { type LocalUpstream, startLocalUpstream } from "./local-upstream/server.js";
 import { prettyLogStream } from "./pretty-log.js";
 import { serviceDepsFor } from "./services/context.js";
@@ -67,6 +68,7 @@ export async function startServer(
     ping: database.ping,
     regionBaseUrls: config.regionBaseUrls,
     trustForwardedHost: config.trustForwardedHost,
+    regionByListener: Object.keys(config.regionListeners).length > 0,
     upstreams,
   };
   const boot = await database.withStartupLock(() => bootstrap(deps, config.managementKey));
@@ -80,6 +82,7 @@ export async function startServer(
   sweep.unref();
   const app = await buildApp(deps, {
     bodyLimit: config.bodyLimit,
+    authThrottle: { failures: config.authFailuresPerMinute, windowMs: 60_000 },
     scan: config.scan,
     output: config.output,
     logger: serviceLogger(config.logLevel, logStream(config)),
@@ -102,8 +105,14 @@ export async function startServer(
     `guardrails: listening on ${address}`,
     `  API       ${address}/api/v1 (OpenAI-compatible: POST /api/v1/chat/completions)`,
     `  docs      ${address}/docs`,
-    `  database  ${redactUrl(config.databaseUrl)}`,
   ];
+  const regionListeners: RegionListener[] = [];
+  for (const [region, at] of Object.entries(config.regionListeners)) {
+    const listening = await listenForRegion(app, region as "europe" | "us", at);
+    regionListeners.push(listening);
+    lines.push(`  region    ${region} requests on ${listening.address}`);
+  }
+  lines.push(`  database  ${redactUrl(config.databaseUrl)}`);
   if (echoProvider) {
     lines.push(
       echo
@@ -134,6 +143,7 @@ export async function startServer(
     stop() {
       stopping ??= (async () => {
         clearInterval(sweep);
+        await Promise.all(regionListeners.map((l) => l.close()));
         await app.close();
         await upstreams.close();
         await echo?.close();

@@ -14,6 +14,12 @@ export const ERROR_CODES = {
   conflict: { status: 409, message: "Resource conflict. Please try again later." },
   payload_too_large: { status: 413, message: "Request body too large" },
   unsupported_media_type: { status: 415, message: "Unsupported media type: send application/json" },
+  request_timeout: { status: 408, message: "Request timeout" },
+  headers_too_large: { status: 431, message: "Request header fields too large" },
+  too_many_failed_authentications: {
+    status: 429,
+    message: "Too many failed authentication attempts. Please try again later.",
+  },
   internal: { status: 500, message: "Internal Server Error" },
   // The governed request path (decisions §9). A refusal's message names the rule; see `refusal`.
   guardrail_refused: { status: 403, message: "Request refused by guardrail" },

@@ -347,14 +347,19 @@ function relayStream(
       const filled = completeChunk(chunk, defaults);
       send(filled ? `data: ${JSON.stringify(filled)}\n\n` : `${event}\n\n`);
     };
+    // Providers split their bytes anywhere, a character's too: a streaming decoder keeps the
+    // unfinished bytes of one read for the next instead of turning them into U+FFFD.
+    const decoder = new TextDecoder("utf-8");
     try {
       for await (const piece of upstream) {
-        buffer += String(piece).replaceAll("\r\n", "\n");
+        // A CR ending one read may pair with the LF starting the next, so the pair is joined here.
+        buffer = (buffer + decoder.decode(piece as Buffer, { stream: true })).replaceAll("\r\n", "\n");
         for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
           onEvent(buffer.slice(0, at));
           buffer = buffer.slice(at + 2);
         }
       }
+      buffer += decoder.decode();
       if (buffer.trim() !== "") onEvent(buffer);
     } catch (err) {
       failed = true;

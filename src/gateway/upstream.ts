@@ -134,8 +134,9 @@ export function failureKind(err: unknown): UpstreamFailureKind {
 /** Reads a small upstream body as text (error bodies), never more than MAX_ERROR_BODY. */
 export async function readLimited(body: Readable): Promise<string> {
   let out = "";
+  const decoder = new TextDecoder("utf-8");
   for await (const chunk of body) {
-    out += String(chunk);
+    out += decoder.decode(chunk as Buffer, { stream: true });
     if (out.length > MAX_ERROR_BODY) {
       body.destroy();
       break;

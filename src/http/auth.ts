@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { AppError } from "../domain/errors.js";
+import { FailureWindow } from "../domain/failure-window.js";
 import {
   authenticate,
   authenticateCached,
@@ -23,15 +25,20 @@ declare module "fastify" {
  * Authentication runs on onRequest, before body parsing and validation: a caller without the right
  * key learns nothing about the body rules (401/403 come before 400).
  */
-export function installAuth(app: FastifyInstance, deps: ServiceDeps): void {
+export function installAuth(
+  app: FastifyInstance,
+  deps: ServiceDeps,
+  throttle: AuthThrottle = DEFAULT_AUTH_THROTTLE,
+): void {
   app.decorateRequest("principal", undefined);
+  const failures = new FailureWindow(throttle.failures, throttle.windowMs);
   const admit = (request: FastifyRequest, requirement: AuthRequirement, principal: Principal) => {
     if (requirement === "management") requireManagement(principal);
     if (requirement === "inference") requireInference(principal);
     request.principal = principal;
   };
   // Callback style with a synchronous path for a cached key: this runs on every request.
-  app.addHook("onRequest", (request, _reply, done) => {
+  app.addHook("onRequest", (request, reply, done) => {
     const requirement = request.routeOptions.config.auth ?? "none";
     if (requirement === "none") return done();
     try {
@@ -43,6 +50,21 @@ export function installAuth(app: FastifyInstance, deps: ServiceDeps): void {
     } catch (err) {
       return done(err as Error);
     }
+    // A client that failed too often is refused before its key costs a lookup; keys already known
+    // valid (above) still pass, so a shared address is not locked out of working keys.
+    const wait = failures.retryAfterMs(request.ip, deps.now().getTime());
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      reply.header("retry-after", String(seconds));
+      return done(
+        new AppError("too_many_failed_authentications", {
+          reason: "authentication_throttled",
+          retry_after_seconds: seconds,
+          limit: throttle.failures,
+          window_seconds: Math.round(throttle.windowMs / 1000),
+        }),
+      );
+    }
     authenticate(deps, request.headers.authorization).then(
       (principal) => {
         try {
@@ -52,10 +74,23 @@ export function installAuth(app: FastifyInstance, deps: ServiceDeps): void {
           done(err as Error);
         }
       },
-      (err: Error) => done(err),
+      (err: Error) => {
+        if (err instanceof AppError && err.code === "invalid_api_key") {
+          failures.record(request.ip, deps.now().getTime());
+        }
+        done(err);
+      },
     );
   });
 }
+
+export interface AuthThrottle {
+  /** Failed authentications (an unknown or malformed key) a client address may make per window. */
+  failures: number;
+  windowMs: number;
+}
+
+export const DEFAULT_AUTH_THROTTLE: AuthThrottle = { failures: 100, windowMs: 60_000 };
 
 /** The caller of an authenticated route (set by the onRequest hook). */
 export function principalOf(request: FastifyRequest): Principal {

@@ -1,3 +1,4 @@
+import type { Socket } from "node:net";
 import type { ErrorObject } from "ajv";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, ERROR_CODES, type ErrorCode, type Issue } from "../domain/errors.js";
@@ -168,3 +169,41 @@ export function installNotFoundHandler(app: FastifyInstance): void {
     return sendError(reply, "not_found");
   });
 }
+
+/**
+ * Errors Node's HTTP parser meets before there is a request to route (broken framing, such as bytes
+ * after a body shorter than its Content-Length; headers over the size limit; a request that took
+ * too long to arrive), answered in the error body like every other error, then the connection closes.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const code: ErrorCode =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? "headers_too_large"
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? "request_timeout"
+        : "invalid_request";
+  const metadata =
+    code === "invalid_request"
+      ? { issues: [{ path: "", message: "the request is not valid HTTP/1.1" }] }
+      : code === "headers_too_large"
+        ? { limit: "header_size" }
+        : undefined;
+  const body = JSON.stringify(errorBody(code, metadata));
+  const { status } = ERROR_CODES[code];
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `X-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  // Lingering as after an early answer would let a broken stream hold the socket; end, then close.
+  socket.end();
+  socket.destroySoon?.();
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  408: "Request Timeout",
+  431: "Request Header Fields Too Large",
+};

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
+import { MAX_NESTING } from "../domain/chat-texts.js";
 import { AppError } from "../domain/errors.js";
 
 /**
@@ -35,6 +36,19 @@ export function installJsonParser(app: FastifyInstance): void {
         );
         return;
       }
+      const deepAt = tooDeepAt(buffer, MAX_DEPTH);
+      if (deepAt !== undefined) {
+        done(
+          new AppError("invalid_request", {
+            issues: [
+              { path: deepAt, message: `the request is nested deeper than ${MAX_DEPTH} objects and arrays` },
+            ],
+            limit: "nesting_depth",
+            max_depth: MAX_DEPTH,
+          }),
+        );
+        return;
+      }
       let parsed: unknown;
       try {
         parsed = secureJson.parse(buffer.toString("utf8"), undefined, {
@@ -49,17 +63,15 @@ export function installJsonParser(app: FastifyInstance): void {
         done(new AppError("invalid_request", { issues: [{ path: "", message }] }));
         return;
       }
-      // NUL can only arrive escaped; look for it only then. Model requests are forwarded, never stored.
-      const nulAt =
-        buffer.includes("\\u0000") && request.routeOptions.url !== CHAT_COMPLETIONS_ROUTE
-          ? findNul(parsed, "")
+      // NUL and lone surrogates can only arrive escaped; look for them only then. Model requests are
+      // forwarded, never stored, so they may carry both.
+      const stored = request.routeOptions.url !== CHAT_COMPLETIONS_ROUTE;
+      const problem =
+        stored && (buffer.includes("\\u0000") || buffer.includes("\\ud") || buffer.includes("\\uD"))
+          ? findUnstorable(parsed)
           : undefined;
-      if (nulAt !== undefined) {
-        done(
-          new AppError("invalid_request", {
-            issues: [{ path: nulAt, message: "must not contain the NUL character (U+0000)" }],
-          }),
-        );
+      if (problem !== undefined) {
+        done(new AppError("invalid_request", { issues: [problem] }));
         return;
       }
       done(null, parsed);
@@ -70,17 +82,92 @@ export function installJsonParser(app: FastifyInstance): void {
 const CHAT_COMPLETIONS_ROUTE = "/api/v1/chat/completions";
 
 /**
- * The JSON pointer of the first string (or key) holding U+0000. PostgreSQL text cannot store it, and
- * no name or pattern needs it: refused on every database alike, so stored data means the same on both.
+ * How deep a body may nest arrays and objects: the model request's own limit, for every route.
+ * Deeper bodies break whatever walks them recursively (validation, JSON.stringify when forwarding)
+ * with a stack overflow; no request of the API or of an OpenAI-compatible client needs as many.
  */
-function findNul(value: unknown, path: string): string | undefined {
-  if (typeof value === "string") return value.includes("\0") ? path : undefined;
-  if (value === null || typeof value !== "object") return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const at = `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
-    if (key.includes("\0")) return at;
-    const found = findNul(item, at);
-    if (found !== undefined) return found;
+export const MAX_DEPTH = MAX_NESTING;
+
+/**
+ * The JSON pointer of the first array or object nested deeper than `max`, read byte by byte
+ * without parsing (a deep body costs no more than a flat one); undefined when none is. Brackets
+ * inside strings do not count; escapes are skipped.
+ */
+function tooDeepAt(buffer: Buffer, max: number): string | undefined {
+  const frames: { array: boolean; token: string; index: number; awaitingKey: boolean }[] = [];
+  let stringStart = -1;
+  for (let i = 0; i < buffer.length; i++) {
+    const byte = buffer[i];
+    if (stringStart >= 0) {
+      if (byte === 0x5c) i++;
+      else if (byte === 0x22) {
+        const top = frames[frames.length - 1];
+        if (top && !top.array && top.awaitingKey) {
+          top.token = keyText(buffer, stringStart, i);
+          top.awaitingKey = false;
+        }
+        stringStart = -1;
+      }
+      continue;
+    }
+    if (byte === 0x22) stringStart = i;
+    else if (byte === 0x5b || byte === 0x7b) {
+      if (frames.length >= max)
+        return frames.map((f) => `/${f.array ? f.index : pointerToken(f.token)}`).join("");
+      frames.push({ array: byte === 0x5b, token: "", index: 0, awaitingKey: byte === 0x7b });
+    } else if (byte === 0x5d || byte === 0x7d) frames.pop();
+    else if (byte === 0x2c) {
+      const top = frames[frames.length - 1];
+      if (top?.array) top.index++;
+      else if (top) top.awaitingKey = true;
+    }
+  }
+  return undefined;
+}
+
+/** A property name as written between the quotes at `from` and `to`, escapes decoded. */
+function keyText(buffer: Buffer, from: number, to: number): string {
+  const raw = buffer.toString("utf8", from, to + 1);
+  try {
+    return JSON.parse(raw) as string;
+  } catch {
+    return raw.slice(1, -1);
+  }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const pointerToken = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
+
+/**
+ * The first string (or key) that cannot be stored as sent, with its JSON pointer: U+0000, which
+ * PostgreSQL text cannot hold, or a lone UTF-16 surrogate, which has no UTF-8 form (SQLite would keep
+ * invalid bytes and read them back as U+FFFD). No name or pattern needs either, so both are refused on
+ * every database alike and what is stored reads back exactly. Walked with a stack, not recursion.
+ */
+function findUnstorable(root: unknown): { path: string; message: string } | undefined {
+  const check = (text: string, path: string) => {
+    if (text.includes("\0")) return { path, message: "must not contain the NUL character (U+0000)" };
+    if (LONE_SURROGATE.test(text))
+      return { path, message: "must not contain a lone UTF-16 surrogate (\\ud800 to \\udfff unpaired)" };
+    return undefined;
+  };
+  const stack: { value: unknown; path: string }[] = [{ value: root, path: "" }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { value, path } = next;
+    if (typeof value === "string") {
+      const found = check(value, path);
+      if (found) return found;
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    // Pushed in reverse, so the first offending property in document order is the one named.
+    for (const [key, item] of Object.entries(value).reverse()) {
+      const at = `${path}/${pointerToken(key)}`;
+      const found = check(key, at);
+      if (found) return found;
+      stack.push({ value: item, path: at });
+    }
   }
   return undefined;
 }

@@ -25,6 +25,7 @@ export function authenticateCached(deps: ServiceDeps, header: string | undefined
 
 export async function authenticate(deps: ServiceDeps, header: string | undefined): Promise<Principal> {
   const hash = keyHashOf(header);
+  if (deps.caches.unknownKeys.get(hash)) throw new AppError("invalid_api_key");
   const principal = await deps.caches.principals.getOrCompute(
     hash,
     async () => {
@@ -40,7 +41,10 @@ export async function authenticate(deps: ServiceDeps, header: string | undefined
     },
     (found) => found !== null,
   );
-  if (!principal) throw new AppError("invalid_api_key");
+  if (!principal) {
+    await deps.caches.unknownKeys.getOrCompute(hash, async () => true);
+    throw new AppError("invalid_api_key");
+  }
   return principal;
 }
 

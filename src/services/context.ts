@@ -53,6 +53,11 @@ export interface ServiceDeps {
   /** Warm caches of the hot path, valid while the change generation is unchanged. */
   caches: {
     principals: GenerationCache<Principal | null>;
+    /**
+     * Key hashes that matched no enabled key, kept apart from `principals` so that a client spraying
+     * unknown keys flushes only this cache, and each unknown key costs one database read at most.
+     */
+    unknownKeys: GenerationCache<true>;
     keyPolicies: GenerationCache<KeyPolicy | null>;
     /**
      * Each organization's default workspace as last read. Only a guess for the one-statement
@@ -90,6 +95,7 @@ export function createServiceDeps(parts: {
     changes,
     caches: {
       principals: new GenerationCache(() => (changes.trusted ? changes.keysGeneration : undefined)),
+      unknownKeys: new GenerationCache(() => (changes.trusted ? changes.keysGeneration : undefined)),
       keyPolicies: new GenerationCache(() => (changes.trusted ? changes.generation : undefined)),
       defaultWorkspaces: new Map(),
       writtenGuardrails: new Map(),

@@ -216,6 +216,8 @@ export async function listKeys(
   principal: Principal,
   page: { offset: number; limit: number; workspaceId?: string; includeDisabled: boolean },
 ) {
+  // A workspace that is not the caller's is refused as the guardrail list refuses it, not listed empty.
+  if (page.workspaceId !== undefined) await resolveTargetWorkspace(deps.db, principal, page.workspaceId);
   return listInferenceKeys(deps.db, principal.organizationId, page);
 }
 

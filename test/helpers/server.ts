@@ -41,6 +41,8 @@ export interface TestServerOptions {
   now?: () => Date;
   bodyLimit?: number;
   trustForwardedHost?: boolean;
+  /** Regions come from listeners of their own (listenForRegion), not from Host. */
+  regionByListener?: boolean;
   /** "full" also turns on group commit (src/storage/database.ts). */
   sqliteSynchronous?: "normal" | "full";
   /** Base URL that replaces every provider's, so the gateway talks to a local upstream. */
@@ -114,6 +116,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ping: database.ping,
     regionBaseUrls: TEST_REGION_BASE_URLS,
     trustForwardedHost: options.trustForwardedHost ?? false,
+    ...(options.regionByListener ? { regionByListener: true } : {}),
     upstreams,
   };
   const lines = options.logLines;

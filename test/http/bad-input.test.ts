@@ -64,13 +64,13 @@ const BAD_BODIES: BadInput[] = [
   {
     name: "100000 nested arrays as a property value",
     status: 400,
-    issuePath: "/allowed_models/0",
+    issuePath: `/allowed_models${"/0".repeat(127)}`,
     request: { rawBody: `{"name":"x","allowed_models":${nestedArrays}}`, headers: JSON_TYPE },
   },
   {
     name: "100000 nested objects as a property value",
     status: 400,
-    issuePath: "/description",
+    issuePath: `/description${"/a".repeat(127)}`,
     request: { rawBody: `{"name":"x","description":${nestedObjects}}`, headers: JSON_TYPE },
   },
   {

@@ -4,6 +4,7 @@ import type { ServiceDeps } from "../../services/context.js";
 import { listAuditEntries } from "../../storage/audit-repo.js";
 import { principalOf } from "../auth.js";
 import { errorResponses, Pagination, page } from "../schemas/common.js";
+import { AuditLogResponse, asSent } from "../schemas/responses.js";
 
 const AuditQuery = Type.Object(
   { ...Pagination.properties, resource_id: Type.Optional(Type.String({ maxLength: 200 })) },
@@ -20,13 +21,14 @@ export function auditLogRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     "/api/v1/audit-log",
     {
       config: { auth: "management" },
+      ...asSent,
       schema: {
         tags: ["Audit log"],
         summary: "Management changes, newest first",
         description:
           "Each entry names the acting key's hash, the time, and the before and after values. Filter with resource_id.",
         querystring: AuditQuery,
-        response: errorResponses(400, 401, 403),
+        response: { 200: AuditLogResponse, ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => {

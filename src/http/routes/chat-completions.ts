@@ -7,6 +7,7 @@ import { resolveKeyPolicy } from "../../services/effective-policy.js";
 import { principalOf } from "../auth.js";
 import { ChatCompletionRequest } from "../schemas/chat.js";
 import { errorResponses } from "../schemas/common.js";
+import { asSent, ChatCompletionResponse } from "../schemas/responses.js";
 
 /** POST /api/v1/chat/completions: the governed, OpenAI-compatible request path (issue 4). */
 export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): void {
@@ -14,13 +15,23 @@ export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): voi
     "/api/v1/chat/completions",
     {
       config: { auth: "inference" },
+      ...asSent,
       schema: {
         tags: ["Gateway"],
         summary: "Create a chat completion under the calling key's guardrails",
         description:
           "OpenAI-compatible. The effective guardrails of the key decide: region address, model, provider endpoints, content filters (block, redact, flag) and budgets. Refusals are 403 with metadata naming the rule and the guardrails; a budget whose remainder is held by requests in flight is 429 `budget_reserved` with `Retry-After`; upstream failures are 502, 504 or 429. Under a budget a request without `max_tokens` is given the default output allowance, and where a budget cannot pay for the whole output the forwarded `max_tokens` is lowered to what it pays for, shown in the response header `x-guardrails-max-tokens`. With `stream: true` the answer is server-sent events.",
         body: ChatCompletionRequest,
-        response: errorResponses(400, 401, 403, 404, 413, 429, 502, 503, 504),
+        response: {
+          200: {
+            description: "The completion (JSON), or with `stream: true` its chunks as server-sent events.",
+            content: {
+              "application/json": { schema: ChatCompletionResponse },
+              "text/event-stream": { schema: { type: "string" } },
+            },
+          },
+          ...errorResponses(400, 401, 403, 404, 413, 429, 502, 503, 504),
+        },
       },
     },
     async (request, reply) => {
@@ -36,8 +47,12 @@ export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): voi
         request.log,
       );
       reply.headers(answer.headers);
+      // The status is the provider's success status; the declared responses type it as 200.
       if (answer.kind === "json")
-        return reply.code(answer.status).type(answer.contentType).send(answer.payload);
+        return reply
+          .code(answer.status as 200)
+          .type(answer.contentType)
+          .send(answer.payload);
       reply.header("cache-control", "no-cache");
       return reply.type("text/event-stream").send(answer.stream);
     },

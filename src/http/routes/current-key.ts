@@ -11,6 +11,7 @@ import { budgetStatuses, resolveKeyPolicy } from "../../services/effective-polic
 import { NO_USAGE, readKeyUsage } from "../../services/key-usage.js";
 import { principalOf } from "../auth.js";
 import { errorResponses } from "../schemas/common.js";
+import { asSent, CurrentKeyResponse } from "../schemas/responses.js";
 
 function presentPolicy(p: EffectivePolicy, familyIds: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -36,12 +37,13 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
     "/api/v1/key",
     {
       config: { auth: "inference" },
+      ...asSent,
       schema: {
         tags: ["Keys"],
         summary: "The calling inference key and its effective policy",
         description:
           "Lists the guardrails that apply (workspace default, member, key) with their layer, the combined policy, the effective allowed regions, and each budget layer with its current UTC window.",
-        response: errorResponses(401, 403),
+        response: { 200: CurrentKeyResponse, ...errorResponses(401, 403) },
       },
     },
     async (request) => {

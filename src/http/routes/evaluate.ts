@@ -8,6 +8,7 @@ import { resolveKeyPolicy } from "../../services/effective-policy.js";
 import { principalOf } from "../auth.js";
 import { EvaluateRequest } from "../schemas/chat.js";
 import { errorResponses } from "../schemas/common.js";
+import { asSent, EvaluateResponse } from "../schemas/responses.js";
 
 /**
  * POST /api/v1/guardrails/evaluate: the decision the gateway would take for a key, with every
@@ -18,13 +19,14 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
     "/api/v1/guardrails/evaluate",
     {
       config: { auth: "management" },
+      ...asSent,
       schema: {
         tags: ["Guardrails"],
         summary: "Dry run: the decision the gateway would take for a key and a request",
         description:
           "Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller's organization and returns them all, with the output cap the budgets would set (`max_tokens_forwarded`) and what would be reserved (`reservation_usd`). Nothing is forwarded and nothing is spent.",
         body: EvaluateRequest,
-        response: errorResponses(400, 401, 403, 404, 413, 503),
+        response: { 200: EvaluateResponse, ...errorResponses(400, 401, 403, 404, 413, 503) },
       },
     },
     async (request) => {

@@ -3,6 +3,8 @@ import Type from "typebox";
 import type { Model } from "../../domain/catalog.js";
 import { notFound } from "../../domain/errors.js";
 import type { ServiceDeps } from "../../services/context.js";
+import { errorResponses } from "../schemas/common.js";
+import { asSent, ModelEndpointsResponse, ModelListResponse } from "../schemas/responses.js";
 
 /** USD per token as a decimal string, the form OpenAI-style model lists use. */
 function perToken(usdPerMillion: number): string {
@@ -47,7 +49,15 @@ export function modelRoutes(app: FastifyInstance, deps: ServiceDeps, unavailable
   const models = deps.catalog.models.map((m) => presentModel(m, (x) => deps.catalog.familyOf(x)));
   app.get(
     "/api/v1/models",
-    { schema: { tags: ["Models"], summary: "List the model catalog, with each model's provider endpoints" } },
+    {
+      ...asSent,
+      schema: {
+        tags: ["Models"],
+        security: [],
+        summary: "List the model catalog, with each model's provider endpoints",
+        response: { 200: ModelListResponse },
+      },
+    },
     async () => ({ data: models, links: { next: null }, total_count: models.length }),
   );
   const providerNames = new Map(deps.catalog.providers.map((p) => [p.id, p.name]));
@@ -85,12 +95,15 @@ export function modelRoutes(app: FastifyInstance, deps: ServiceDeps, unavailable
   app.get(
     "/api/v1/models/:author/:name/endpoints",
     {
+      ...asSent,
       schema: {
         tags: ["Models"],
+        security: [],
         summary: "One model's provider endpoints, and whether each provider is configured here",
         description:
           "In the reference SDK's shape; statistics this service does not keep (latency, throughput, uptime) are null.",
         params: Type.Object({ author: Type.String(), name: Type.String() }),
+        response: { 200: ModelEndpointsResponse, ...errorResponses(404) },
       },
     },
     async (request) => {

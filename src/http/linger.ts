@@ -1,0 +1,45 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { FastifyInstance } from "fastify";
+
+/** How much of an unread body is read and thrown away after an early answer, at most. */
+export const LINGER_BYTES = 64 * 1024 * 1024;
+/** How long a connection stays open after an early answer for the client to finish sending. */
+export const LINGER_MS = 10_000;
+
+/**
+ * A lingering close. When an answer (a 413, or a 401 before the body was read) goes out while the
+ * client is still sending its body, closing the socket at once makes the kernel reset the
+ * connection: a client that writes the whole body before it reads (Node's fetch, Python's
+ * http.client) then gets EPIPE or ECONNRESET instead of the answer. So the answer is followed by a
+ * half-close, and what the client still sends is read and discarded, up to LINGER_BYTES and
+ * LINGER_MS, before the socket closes.
+ */
+export function installLingeringClose(app: FastifyInstance): void {
+  app.addHook("onSend", (request, reply, payload, done) => {
+    if (!request.raw.complete) linger(request.raw, reply.raw);
+    done(null, payload);
+  });
+}
+
+function linger(request: IncomingMessage, response: ServerResponse): void {
+  const socket = request.socket as Socket & { destroySoon?: () => void };
+  // Node closes a connection it will not keep alive with destroySoon: end, then destroy as soon as
+  // the answer is written. Only the end is kept here; the destroy waits for the body to be read.
+  socket.destroySoon = () => socket.end();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
+  response.once("finish", () => {
+    // Node drops the body's data listeners once the answer is sent; count what still arrives.
+    let discarded = 0;
+    request.on("data", (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > LINGER_BYTES) socket.destroy();
+    });
+    request.once("end", () => {
+      clearTimeout(timer);
+      if (!response.shouldKeepAlive) socket.destroy();
+    });
+  });
+}

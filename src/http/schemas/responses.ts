@@ -1,0 +1,153 @@
+import Type from "typebox";
+import { Uuid } from "./common.js";
+
+/**
+ * Schemas of answers that are built by hand rather than serialized through a schema: the document
+ * describes them, and routes that use them serialize with JSON.stringify (`asSent`), so a field the
+ * schema does not name is never dropped and a null is never coerced to the declared type. The
+ * schemas are open (extra properties allowed); what they name, they name exactly.
+ */
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+const Json = Type.Unknown();
+const Region = Type.String({ enum: ["global", "europe", "us"] });
+
+/** Serialize as sent: the route's response schema documents, it does not reshape. */
+export const asSent = { serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
+
+const Budget = Type.Object({
+  guardrail_id: Uuid,
+  layer: Type.String(),
+  scope: Type.String({ enum: ["key", "member"] }),
+  reset_interval: Type.String({ enum: ["daily", "weekly", "monthly"] }),
+  limit_usd: Type.Number(),
+  resets_at: Type.String({ format: "date-time" }),
+});
+
+export const CurrentKeyResponse = Type.Object({
+  data: Type.Object({
+    hash: Type.String(),
+    name: Type.String(),
+    label: Type.String(),
+    organization_id: Uuid,
+    workspace_id: Uuid,
+    member_user_id: Nullable(Type.String()),
+    guardrails: Type.Array(Type.Object({ layer: Type.String(), id: Uuid, name: Type.String() })),
+    allowed_data_regions: Nullable(Type.Array(Region)),
+    effective_policy: Type.Object({}),
+    budgets: Type.Array(
+      Type.Object({
+        ...Budget.properties,
+        spent_usd: Type.Number(),
+        reserved_usd: Type.Number(),
+        remaining_usd: Type.Number(),
+        window_start: Type.String({ format: "date-time" }),
+      }),
+    ),
+  }),
+});
+
+export const AuditLogResponse = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      action: Type.String(),
+      resource_type: Type.String(),
+      resource_id: Type.String(),
+      actor_key_hash: Type.String(),
+      before: Json,
+      after: Json,
+      created_at: Type.String({ format: "date-time" }),
+    }),
+  ),
+  total_count: Type.Integer(),
+});
+
+const ErrorObject = Type.Object({
+  code: Type.Integer(),
+  message: Type.String(),
+  metadata: Type.Optional(Json),
+});
+
+export const EvaluateResponse = Type.Object({
+  data: Type.Object({
+    allowed: Type.Boolean(),
+    status: Type.Integer(),
+    error: Nullable(ErrorObject),
+    violations: Type.Array(
+      Type.Object({ rule: Type.String(), status: Type.Integer(), message: Type.String(), metadata: Json }),
+    ),
+    guardrails: Type.Array(Type.Object({ layer: Type.String(), id: Uuid, name: Type.String() })),
+    model: Nullable(Type.String()),
+    endpoints: Type.Array(Type.Object({ provider: Type.String(), region: Region })),
+    candidates: Type.Array(Type.Object({ provider: Type.String() })),
+    detections: Type.Array(Json),
+    messages: Json,
+    request: Type.Object({}),
+    budgets: Type.Array(
+      Type.Object({ ...Budget.properties, spend_usd: Type.Number(), reserved_usd: Type.Number() }),
+    ),
+    worst_case_cost_usd: Type.Number(),
+  }),
+});
+
+/** An OpenAI-compatible chat completion, or with `stream: true` server-sent chunks (text/event-stream). */
+export const ChatCompletionResponse = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.String(),
+    created: Type.Integer(),
+    model: Type.String(),
+    choices: Type.Array(
+      Type.Object({
+        index: Type.Integer(),
+        message: Type.Optional(Type.Object({ role: Type.String(), content: Nullable(Type.String()) })),
+        finish_reason: Nullable(Type.String()),
+      }),
+    ),
+    usage: Type.Optional(
+      Type.Object({
+        prompt_tokens: Type.Integer(),
+        completion_tokens: Type.Integer(),
+        total_tokens: Type.Integer(),
+      }),
+    ),
+  },
+  { description: "The provider's answer as it sent it, after the gateway's checks." },
+);
+
+const CatalogEndpoint = Type.Object({
+  provider: Type.String(),
+  region: Region,
+  zdr: Type.Boolean(),
+  trains_on_data: Type.Boolean(),
+  publishes_prompts: Type.Boolean(),
+  free: Type.Boolean(),
+  byok: Type.Boolean(),
+});
+
+export const ModelListResponse = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      canonical_slug: Type.String(),
+      name: Type.String(),
+      context_length: Type.Integer(),
+      pricing: Type.Object({ prompt: Type.String(), completion: Type.String() }),
+      endpoints: Type.Array(CatalogEndpoint),
+    }),
+  ),
+  total_count: Type.Integer(),
+});
+
+export const ModelEndpointsResponse = Type.Object({
+  data: Type.Object({
+    id: Type.String(),
+    canonical_slug: Type.String(),
+    name: Type.String(),
+    endpoints: Type.Array(
+      Type.Object({ ...CatalogEndpoint.properties, provider_name: Type.String(), available: Type.Boolean() }),
+    ),
+  }),
+});
