@@ -57,6 +57,7 @@ export async function startServer(
     bodyLimit: config.bodyLimit,
     scan: config.scan,
     output: config.output,
+    alerts: config.alerts,
     logger: serviceLogger(config.logLevel),
   });
   // Several instances on one database: a change made through another instance reaches this one's
