@@ -9,6 +9,7 @@ import type { Region } from "./domain/catalog.js";
 import type { BuiltinSlug } from "./domain/content-filters.js";
 import type { Detector } from "./domain/content-scan.js";
 import { DETECTORS } from "./domain/detectors/index.js";
+import { type AlertSettings, BudgetAlerts, DEFAULT_ALERT_SETTINGS } from "./gateway/budget-alerts.js";
 import { GatewayMetrics } from "./gateway/metrics.js";
 import type { GatewayDeps } from "./gateway/prepare.js";
 import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/scan-request.js";
@@ -80,6 +81,8 @@ export interface AppOptions {
   scan?: ScanSettings;
   /** Output reserved under a budget when a request names none (defaults: DEFAULT_OUTPUT_ALLOWANCE). */
   output?: OutputAllowance;
+  /** Budget alerts' webhook and delivery (defaults: DEFAULT_ALERT_SETTINGS, no webhook). */
+  alerts?: AlertSettings;
 }
 
 function makeAjv(options: AjvOptions): Ajv {
@@ -177,12 +180,15 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   const scanner = new Scanner(options.scan ?? DEFAULT_SCAN_SETTINGS, detectors !== DETECTORS);
   // The scan workers stop with the app, so a closed server leaves no thread behind.
   app.addHook("onClose", async () => scanner.close());
+  const alerts = new BudgetAlerts(deps, options.alerts ?? DEFAULT_ALERT_SETTINGS, app.log);
+  app.addHook("onClose", async () => alerts.close());
   const gateway: GatewayDeps = {
     services: deps,
     upstreams: deps.upstreams,
     metrics: new GatewayMetrics(),
     detectors,
     scanner,
+    alerts,
     ...(options.output ? { output: options.output } : {}),
   };
   healthRoutes(app, deps);

@@ -5,6 +5,7 @@ import { Ajv } from "ajv";
 import Type, { type Static } from "typebox";
 import { DEFAULT_OUTPUT_ALLOWANCE, type OutputAllowance } from "./domain/budget-admission.js";
 import { type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
+import { type AlertSettings, DEFAULT_ALERT_SETTINGS } from "./gateway/budget-alerts.js";
 import { DEFAULT_SCAN_SETTINGS, type ScanSettings } from "./gateway/scan-request.js";
 import { DEFAULT_POSTGRES_OPTIONS } from "./storage/database.js";
 import type { PostgresOptions } from "./storage/postgres.js";
@@ -41,6 +42,8 @@ export interface Config {
   scan: ScanSettings;
   /** Output reserved under a budget for a request without max_tokens, and the least answer (docs/gateway.md#budgets). */
   output: OutputAllowance;
+  /** Where budget alerts are posted and how delivery retries (docs/configuration.md). */
+  alerts: AlertSettings;
   /** Each provider's API key, read from the variable its catalog entry names (absent: unavailable). */
   providerKeys: Record<string, string | undefined>;
   /**
@@ -177,6 +180,34 @@ function choice<T extends string>(
   return raw as T;
 }
 
+/** The budget alerts' webhook: a URL and its signing secret, both or neither. */
+function alertSettings(env: NodeJS.ProcessEnv): AlertSettings {
+  const webhookUrl = env.GUARDRAILS_ALERT_WEBHOOK_URL || undefined;
+  const secret = env.GUARDRAILS_ALERT_WEBHOOK_SECRET || undefined;
+  if (webhookUrl !== undefined) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(webhookUrl);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
+      throw new Error("GUARDRAILS_ALERT_WEBHOOK_URL must be an http or https URL");
+    }
+    if (secret === undefined || secret.length < 16) {
+      throw new Error(
+        "GUARDRAILS_ALERT_WEBHOOK_SECRET (at least 16 characters) is required with GUARDRAILS_ALERT_WEBHOOK_URL",
+      );
+    }
+  }
+  return {
+    ...DEFAULT_ALERT_SETTINGS,
+    webhookUrl,
+    secret,
+    maxAttempts: integer(env, "GUARDRAILS_ALERT_WEBHOOK_ATTEMPTS", DEFAULT_ALERT_SETTINGS.maxAttempts, 1, 20),
+  };
+}
+
 /** Reads the configuration from an environment (process.env in main.ts, a literal object in tests). */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const port = integer(env, "PORT", 8080, 0, 65535);
@@ -272,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         10_000_000,
       ),
     },
+    alerts: alertSettings(env),
     providerKeys,
     echoProvider:
       choice(env, "GUARDRAILS_ECHO_PROVIDER", ["on", "off"], realProviders ? "off" : "on") === "on",

@@ -85,6 +85,7 @@ export async function startServer(
     authThrottle: { failures: config.authFailuresPerMinute, windowMs: 60_000 },
     scan: config.scan,
     output: config.output,
+    alerts: config.alerts,
     logger: serviceLogger(config.logLevel, logStream(config)),
   });
   // Several instances on one database: a change made through another instance reaches this one's

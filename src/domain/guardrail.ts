@@ -1,3 +1,4 @@
+import { normalizeThresholds } from "./budget-alerts.js";
 import type { Catalog, Region } from "./catalog.js";
 import {
   type BuiltinFilter,
@@ -32,6 +33,8 @@ export interface GuardrailPolicy {
   include_byok_in_budgets: boolean;
   limit_micros: number | null;
   reset_interval: ResetInterval | null;
+  /** Percents of a window's limit whose crossing raises a budget alert; null: none. */
+  alert_thresholds: number[] | null;
 }
 
 export interface Guardrail extends GuardrailPolicy {
@@ -67,6 +70,7 @@ export interface GuardrailBody {
   include_byok_in_budgets?: boolean;
   limit_usd?: number | null;
   reset_interval?: ResetInterval | null;
+  alert_thresholds?: number[] | null;
   workspace_id?: string;
   [zdrFlag: `enforce_zdr_${string}`]: boolean | null | undefined;
 }
@@ -90,6 +94,7 @@ export function defaultPolicy(name: string, familyIds: string[]): GuardrailPolic
     include_byok_in_budgets: false,
     limit_micros: null,
     reset_interval: null,
+    alert_thresholds: null,
   };
 }
 
@@ -204,6 +209,10 @@ export function applyGuardrailBody(
     }
   }
   if (body.reset_interval !== undefined) next.reset_interval = body.reset_interval;
+  if (body.alert_thresholds !== undefined) {
+    next.alert_thresholds =
+      body.alert_thresholds === null ? null : normalizeThresholds(body.alert_thresholds);
+  }
   // After the request is applied the two are both null or both set (decisions §5); on update the
   // stored value of the one not sent counts.
   if (
@@ -253,6 +262,7 @@ export function presentGuardrail(g: Guardrail, familyIds: string[]): Record<stri
   out.include_byok_in_budgets = g.include_byok_in_budgets;
   out.limit_usd = g.limit_micros === null ? null : microsToUsd(g.limit_micros);
   out.reset_interval = g.reset_interval;
+  out.alert_thresholds = g.alert_thresholds;
   return out;
 }
 

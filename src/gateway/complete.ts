@@ -5,6 +5,7 @@ import type { ChatBody } from "../domain/chat-texts.js";
 import { budgetViolation, costMicros, type Decision, promptTokenBound } from "../domain/decision.js";
 import { AppError } from "../domain/errors.js";
 import type { KeyPolicy } from "../services/effective-policy.js";
+import type { AlertWatch } from "../services/raise-budget-alerts.js";
 import { type GatewayDeps, outputCap, type Prepared, prepareRequest, withOutputCap } from "./prepare.js";
 import { type AnswerDefaults, completeAnswer, completeChunk } from "./response-fields.js";
 import { admitRequest, type Reservation, release, settle } from "./spend.js";
@@ -88,6 +89,7 @@ class Attempt {
       costMicros: cost,
       guardrailIds: this.keyPolicy.applied.map((a) => a.guardrail.id),
     });
+    this.watchAlerts();
     this.gw.metrics.spendMicros.inc({ provider }, cost);
     this.gw.metrics.upstreamSeconds.observe(
       { provider },
@@ -97,6 +99,29 @@ class Attempt {
 
   async release(): Promise<void> {
     await release(this.gw.services, this.reservation);
+  }
+
+  /** Hands the charged counters whose guardrail has alert thresholds to the alerts; never waits. */
+  private watchAlerts(): void {
+    const alerts = this.gw.alerts;
+    const counters = this.reservation?.counters;
+    if (!alerts || !counters) return;
+    // The reservation's counters are those of the counted layers, in order, in the request's window.
+    const counted = this.prepared.decision.budgets.filter((c) => c.counts);
+    const watches: AlertWatch[] = [];
+    counted.forEach((c, i) => {
+      const counter = counters[i];
+      const thresholds = this.keyPolicy.applied.find((a) => a.guardrail.id === c.layer.guardrail_id)
+        ?.guardrail.alert_thresholds;
+      if (counter && thresholds && thresholds.length > 0)
+        watches.push({ counter, limit_micros: c.layer.limit_micros, thresholds });
+    });
+    if (watches.length > 0)
+      alerts.check({
+        organizationId: this.keyPolicy.key.organization_id,
+        keyHash: this.keyPolicy.key.hash,
+        watches,
+      });
   }
 }
 

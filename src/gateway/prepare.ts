@@ -7,6 +7,7 @@ import { type Decision, decide } from "../domain/decision.js";
 import type { EffectivePolicy } from "../domain/policy.js";
 import type { ServiceDeps } from "../services/context.js";
 import type { KeyPolicy } from "../services/effective-policy.js";
+import type { BudgetAlerts } from "./budget-alerts.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { Scanner } from "./scan-request.js";
 import { readUsage } from "./spend.js";
@@ -22,6 +23,8 @@ export interface GatewayDeps {
   scanner: Scanner;
   /** Output reserved for a request without max_tokens, and the least answer (defaults otherwise). */
   output?: OutputAllowance;
+  /** Budget alerts, checked after each settlement off the request path. */
+  alerts?: BudgetAlerts;
 }
 
 /**

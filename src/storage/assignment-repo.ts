@@ -142,3 +142,20 @@ export async function findKeyGuardrailIds(
     : undefined;
   return { ...(k ? { key: k.guardrail_id } : {}), ...(m ? { member: m.guardrail_id } : {}) };
 }
+
+/** The guardrail assigned to a member in one workspace, if any. */
+export async function findMemberGuardrailId(
+  db: Executor,
+  organizationId: string,
+  userId: string,
+  workspaceId: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("member_assignments")
+    .select("guardrail_id")
+    .where("organization_id", "=", organizationId)
+    .where("user_id", "=", userId)
+    .where("workspace_id", "=", workspaceId)
+    .executeTakeFirst();
+  return row?.guardrail_id;
+}

@@ -311,6 +311,35 @@ const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
         .execute();
     },
   },
+  "0007_budget_alerts": {
+    async up(db: AnyDb) {
+      await db.schema.alterTable("guardrails").addColumn("alert_thresholds", "text").execute();
+      // One row per budget counter, window and threshold: the primary key is what makes an alert
+      // fire once, however many instances settle spend on that counter or restart meanwhile.
+      await db.schema
+        .createTable("budget_alerts")
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("guardrail_id", "text", (c) => c.notNull())
+        .addColumn("scope", "text", (c) => c.notNull())
+        .addColumn("subject", "text", (c) => c.notNull())
+        .addColumn("reset_interval", "text", (c) => c.notNull())
+        .addColumn("window_start", "text", (c) => c.notNull())
+        .addColumn("threshold_percent", "integer", (c) => c.notNull())
+        .addColumn("limit_micros", "bigint", (c) => c.notNull())
+        .addColumn("spent_micros", "bigint", (c) => c.notNull())
+        .addColumn("key_hash", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("budget_alerts_pk", [
+          "guardrail_id",
+          "scope",
+          "subject",
+          "reset_interval",
+          "window_start",
+          "threshold_percent",
+        ])
+        .execute();
+    },
+  },
 });
 
 /**

@@ -55,6 +55,8 @@ export interface GuardrailTable {
   include_byok_in_budgets: number;
   limit_micros: number | null;
   reset_interval: string | null;
+  /** JSON list of percents, or null. */
+  alert_thresholds: string | null;
   is_workspace_default: number;
   version: number;
   created_at: string;
@@ -176,6 +178,21 @@ export interface SpendRollupTable {
   cost_micros: number;
 }
 
+/** A budget alert raised once: one row per counter, window and threshold (the unique key is the dedupe). */
+export interface BudgetAlertTable {
+  organization_id: string;
+  guardrail_id: string;
+  scope: "key" | "member";
+  subject: string;
+  reset_interval: string;
+  window_start: string;
+  threshold_percent: number;
+  limit_micros: number;
+  spent_micros: number;
+  key_hash: string;
+  created_at: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   workspaces: WorkspaceTable;
@@ -191,6 +208,7 @@ export interface Database {
   budget_reservations: BudgetReservationTable;
   spend_ledger: SpendLedgerTable;
   spend_rollup: SpendRollupTable;
+  budget_alerts: BudgetAlertTable;
 }
 
 export type Db = Kysely<Database>;

@@ -90,3 +90,55 @@ export async function readUsageReport(
   const total = columns.length > 0 ? Number(counted.rows[0]?.n ?? 0) : rows.length;
   return { rows, total };
 }
+
+/** Settled spend of one key or member from the rollup, in micro-dollars: all time and since each day given. */
+export interface SubjectSpendMicros {
+  total: number;
+  daily: number;
+  weekly: number;
+  monthly: number;
+  byok_total: number;
+  byok_daily: number;
+  byok_weekly: number;
+  byok_monthly: number;
+}
+
+/**
+ * Sums the rollup rows that count each request once (guardrail_id '') of a key or of a member (all
+ * of the member's keys), bring-your-own-key apart, over all time and from each window's first day.
+ */
+export async function sumSubjectSpend(
+  db: Executor,
+  organizationId: string,
+  subject: { key_hash: string } | { member_user_id: string },
+  since: { daily: string; weekly: string; monthly: string },
+): Promise<SubjectSpendMicros> {
+  const who =
+    "key_hash" in subject
+      ? sql`key_hash = ${subject.key_hash}`
+      : sql`member_user_id = ${subject.member_user_id}`;
+  const part = (byok: 0 | 1, from?: string) =>
+    from === undefined
+      ? sql`sum(case when byok = ${byok} then cost_micros else 0 end)`
+      : sql`sum(case when byok = ${byok} and day >= ${from} then cost_micros else 0 end)`;
+  const result = await sql<Record<string, string | number | bigint | null>>`
+    select ${part(0)} as total, ${part(0, since.daily)} as daily, ${part(0, since.weekly)} as weekly,
+           ${part(0, since.monthly)} as monthly, ${part(1)} as byok_total,
+           ${part(1, since.daily)} as byok_daily, ${part(1, since.weekly)} as byok_weekly,
+           ${part(1, since.monthly)} as byok_monthly
+      from spend_rollup where organization_id = ${organizationId} and guardrail_id = '' and ${who}`.execute(
+    db,
+  );
+  const row = result.rows[0] ?? {};
+  const n = (k: string) => Number(row[k] ?? 0);
+  return {
+    total: n("total"),
+    daily: n("daily"),
+    weekly: n("weekly"),
+    monthly: n("monthly"),
+    byok_total: n("byok_total"),
+    byok_daily: n("byok_daily"),
+    byok_weekly: n("byok_weekly"),
+    byok_monthly: n("byok_monthly"),
+  };
+}

@@ -6,6 +6,7 @@ import { buildApp, serviceLogger } from "../../src/app.js";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import type { OutputAllowance } from "../../src/domain/budget-admission.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
+import type { AlertSettings } from "../../src/gateway/budget-alerts.js";
 import type { ScanSettings } from "../../src/gateway/scan-request.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
 import { type ServiceDeps, serviceDepsFor } from "../../src/services/context.js";
@@ -57,6 +58,8 @@ export interface TestServerOptions {
   output?: OutputAllowance;
   /** Serve this database (from freshDatabase) instead of a new one; close() then leaves it open. */
   database?: { database: DatabaseHandle; url: string };
+  /** Budget alerts' webhook and delivery (no webhook otherwise). */
+  alerts?: AlertSettings;
 }
 
 /** Region addresses of test servers: three host names, all on the loopback address. */
@@ -124,6 +127,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.scan ? { scan: options.scan } : {}),
     ...(options.output ? { output: options.output } : {}),
+    ...(options.alerts ? { alerts: options.alerts } : {}),
     ...(lines ? { logger: serviceLogger("info", { write: (line: string) => void lines.push(line) }) } : {}),
   });
   const origin = await app.listen({ port: 0, host: "127.0.0.1" });

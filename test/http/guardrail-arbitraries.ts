@@ -230,6 +230,7 @@ const KNOWN_KEYS = new Set([
   ...Object.keys(policyRecord()),
   "limit_usd",
   "reset_interval",
+  "alert_thresholds",
   "workspace_id",
   "id",
   "created_at",

@@ -97,6 +97,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
       include_byok_in_budgets: true,
       limit_usd: 25.5,
       reset_interval: "weekly",
+      alert_thresholds: [50, 100],
       workspace_id: org.workspaceId,
     };
     const res = await createGuardrail(server, org.key, body);

@@ -31,6 +31,7 @@ export const GUARDRAIL_FIELDS = [
   "include_byok_in_budgets",
   "limit_usd",
   "reset_interval",
+  "alert_thresholds",
 ].sort();
 
 /** Models of config/default.json: slug and canonical slug. */
@@ -62,6 +63,7 @@ export function defaultFields(): Record<string, unknown> {
     include_byok_in_budgets: false,
     limit_usd: null,
     reset_interval: null,
+    alert_thresholds: null,
   };
   for (const f of FAMILIES) out[`enforce_zdr_${f}`] = false;
   return out;

@@ -20,11 +20,23 @@ describe("members (issue 3)", () => {
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const m = res.body.data;
     assert.deepEqual(Object.keys(m).sort(), [
+      "budgets",
+      "byok_usage",
+      "byok_usage_daily",
+      "byok_usage_monthly",
+      "byok_usage_weekly",
       "created_at",
       "email",
+      "limit",
+      "limit_remaining",
+      "limit_reset",
       "name",
       "organization_id",
       "updated_at",
+      "usage",
+      "usage_daily",
+      "usage_monthly",
+      "usage_weekly",
       "user_id",
       "workspace_ids",
     ]);

@@ -46,6 +46,7 @@ const CREATE_PROPERTIES = [
   "include_byok_in_budgets",
   "limit_usd",
   "reset_interval",
+  "alert_thresholds",
 ];
 
 describe("GET /api/v1/openapi.json describes the guardrail API (decisions §4, §5, §7)", () => {

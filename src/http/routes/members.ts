@@ -12,6 +12,8 @@ import {
   removeMember,
   updateMember,
 } from "../../services/members.js";
+import { readMemberSpend } from "../../services/read-subject-spend.js";
+import type { Member as MemberRecord } from "../../storage/member-repo.js";
 import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
@@ -30,6 +32,36 @@ const WorkspaceIds = Type.Array(Uuid, {
   description: "The default workspace is always included while it exists.",
 });
 
+const Usd = (description: string) => Type.Number({ description });
+const NullableUsd = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+/** The member's spend per UTC window beside its budgets (docs/api.md#members). */
+const MemberSpend = Type.Object({
+  usage: Usd("USD settled by the member's keys, all time (bring-your-own-key apart)."),
+  usage_daily: Usd("USD settled today (UTC)."),
+  usage_weekly: Usd("USD settled since Monday 00:00 UTC."),
+  usage_monthly: Usd("USD settled since the 1st 00:00 UTC."),
+  byok_usage: Usd("Bring-your-own-key USD, all time."),
+  byok_usage_daily: Usd("Bring-your-own-key USD today."),
+  byok_usage_weekly: Usd("Bring-your-own-key USD this week."),
+  byok_usage_monthly: Usd("Bring-your-own-key USD this month."),
+  limit: NullableUsd("The limit of the member budget with the least left; null without one."),
+  limit_remaining: NullableUsd("What that budget has left in its window (settled spend only)."),
+  limit_reset: Type.Union([Type.Enum(["daily", "weekly", "monthly"]), Type.Null()]),
+  budgets: Type.Array(
+    Type.Object({
+      guardrail_id: Uuid,
+      workspace_id: Type.Union([Uuid, Type.Null()]),
+      scope: Type.Enum(["key", "member"]),
+      reset_interval: Type.Enum(["daily", "weekly", "monthly"]),
+      limit_usd: Type.Number(),
+      spent_usd: Type.Number(),
+      reserved_usd: Type.Number(),
+      remaining_usd: Type.Number(),
+      resets_at: Type.String({ format: "date-time" }),
+    }),
+  ),
+});
+
 const Member = Type.Object({
   user_id: Type.String(),
   organization_id: Uuid,
@@ -39,6 +71,8 @@ const Member = Type.Object({
   created_at: Type.String({ format: "date-time" }),
   updated_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
 });
+/** The member object: its fields, then its spend per window and its budgets. */
+const MemberWithSpend = Type.Object({ ...Member.properties, ...MemberSpend.properties });
 const CreateMemberBody = Type.Object(
   {
     user_id: UserId,
@@ -54,6 +88,11 @@ const UpdateMemberBody = Type.Object(
 );
 const UserParams = Type.Object({ user_id: Type.String() });
 
+/** The member object with its current spend per window and its budgets. */
+async function withSpend(deps: ServiceDeps, m: MemberRecord): Promise<Record<string, unknown>> {
+  return { ...presentMember(m), ...(await readMemberSpend(deps, m)) };
+}
+
 export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
   const tags = ["Members"];
   const config = { auth: "management" as const };
@@ -68,7 +107,7 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         summary: "Add a member",
         headers: IdempotencyHeaders,
         body: CreateMemberBody,
-        response: { 201: dataOf(Member), ...errorResponses(400, 401, 403) },
+        response: { 201: dataOf(MemberWithSpend), ...errorResponses(400, 401, 403) },
       },
     },
     async (request, reply) => {
@@ -78,7 +117,7 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         return {
           status: 201,
           headers: { location: `/api/v1/members/${encodeURIComponent(m.user_id)}` },
-          body: { data: presentMember(m) },
+          body: { data: { ...presentMember(m), ...(await readMemberSpend(deps, m, tx)) } },
         };
       });
       return sendStored(reply, stored);
@@ -93,12 +132,14 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         tags,
         summary: "List members",
         querystring: Pagination,
-        response: { 200: listOf(Member), ...errorResponses(400, 401, 403) },
+        response: { 200: listOf(MemberWithSpend), ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => {
       const result = await listOrganizationMembers(deps, principalOf(request), page(request.query as object));
-      return { data: result.items.map(presentMember), total_count: result.total };
+      const data = [];
+      for (const m of result.items) data.push(await withSpend(deps, m));
+      return { data, total_count: result.total };
     },
   );
 
@@ -110,11 +151,11 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         tags,
         summary: "Get a member",
         params: UserParams,
-        response: { 200: dataOf(Member), ...errorResponses(401, 403, 404) },
+        response: { 200: dataOf(MemberWithSpend), ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => ({
-      data: presentMember(await getMember(deps, principalOf(request), userOf(request.params))),
+      data: await withSpend(deps, await getMember(deps, principalOf(request), userOf(request.params))),
     }),
   );
 
@@ -129,11 +170,12 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
           "workspace_ids replaces the member's workspaces. A member who owns keys in a workspace cannot leave it.",
         params: UserParams,
         body: UpdateMemberBody,
-        response: { 200: dataOf(Member), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: dataOf(MemberWithSpend), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => ({
-      data: presentMember(
+      data: await withSpend(
+        deps,
         await updateMember(deps, principalOf(request), userOf(request.params), request.body as MemberPatch),
       ),
     }),

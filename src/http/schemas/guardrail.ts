@@ -1,4 +1,5 @@
 import Type, { type Static, type TSchema } from "typebox";
+import { MAX_ALERT_PERCENT, MAX_ALERT_THRESHOLDS, MIN_ALERT_PERCENT } from "../../domain/budget-alerts.js";
 import { REGIONS } from "../../domain/catalog.js";
 import {
   BUILTIN_SLUGS,
@@ -117,6 +118,16 @@ function policyProperties(familyIds: string[]) {
       ),
     ),
     reset_interval: Type.Optional(Nullable(literals(RESET_INTERVALS))),
+    alert_thresholds: Type.Optional(
+      Nullable(
+        Type.Array(Type.Integer({ minimum: MIN_ALERT_PERCENT, maximum: MAX_ALERT_PERCENT }), {
+          minItems: 1,
+          maxItems: MAX_ALERT_THRESHOLDS,
+          description:
+            "Percents of each window's limit (whole numbers, 1 to 100) whose crossing by settled spend writes an audit entry and sends the budget alert webhook, once per window and threshold. Apply only while limit_usd is set.",
+        }),
+      ),
+    ),
   };
 }
 
@@ -169,6 +180,7 @@ export function guardrailSchemas(familyIds: string[]) {
       include_byok_in_budgets: Type.Boolean(),
       limit_usd: NullableOut(Type.Number()),
       reset_interval: NullableOut(literals(RESET_INTERVALS)),
+      alert_thresholds: NullableOut(Type.Array(Type.Integer())),
     },
     { $id: "Guardrail" },
   );
