@@ -79,7 +79,17 @@ function arbitraryOf(
         fc.string({ minLength: min, maxLength: max, unit: "grapheme" }),
         fc.constantFrom(...SAMPLE_STRINGS.filter((s) => s.length >= min && s.length <= max)),
       );
-      return schema.pattern ? text.filter((s) => safeTest(schema.pattern, s)) : text;
+      if (!schema.pattern) return text;
+      // Strings drawn from the pattern itself: filtering random text by it may never find one.
+      let matching: fc.Arbitrary<string>;
+      try {
+        matching = fc.stringMatching(new RegExp(schema.pattern, "u"), { size: "xsmall" });
+      } catch {
+        return text;
+      }
+      return matching.filter(
+        (s) => s.length >= min && (schema.maxLength === undefined || s.length <= schema.maxLength),
+      );
     }
     case "array": {
       const max = Math.min(schema.maxItems ?? 3, 3, depth > 3 ? 0 : 3);
@@ -98,14 +108,6 @@ function arbitraryOf(
     }
     default:
       return fc.jsonValue({ maxDepth: 2 });
-  }
-}
-
-function safeTest(pattern: string, text: string): boolean {
-  try {
-    return new RegExp(pattern, "u").test(text);
-  } catch {
-    return true;
   }
 }
 

@@ -4,7 +4,13 @@ import type { Model } from "../../domain/catalog.js";
 import { notFound } from "../../domain/errors.js";
 import type { ServiceDeps } from "../../services/context.js";
 import { errorResponses } from "../schemas/common.js";
-import { asSent, ModelEndpointsResponse, ModelListResponse } from "../schemas/responses.js";
+import {
+  asSent,
+  ModelCountResponse,
+  ModelEndpointsResponse,
+  ModelListResponse,
+  ModelResponse,
+} from "../schemas/responses.js";
 
 /** USD per token as a decimal string, the form OpenAI-style model lists use. */
 function perToken(usdPerMillion: number): string {
@@ -63,7 +69,14 @@ export function modelRoutes(app: FastifyInstance, deps: ServiceDeps, unavailable
   const providerNames = new Map(deps.catalog.providers.map((p) => [p.id, p.name]));
   app.get(
     "/api/v1/models/count",
-    { schema: { tags: ["Models"], summary: "How many models the catalog has" } },
+    {
+      schema: {
+        tags: ["Models"],
+        security: [],
+        summary: "How many models the catalog has",
+        response: { 200: ModelCountResponse },
+      },
+    },
     async () => ({ data: { count: models.length } }),
   );
   // OpenAI clients ask for /models/{id} with the slug's "/" encoded, others with it as is.
@@ -75,10 +88,13 @@ export function modelRoutes(app: FastifyInstance, deps: ServiceDeps, unavailable
   app.get(
     "/api/v1/models/:id",
     {
+      ...asSent,
       schema: {
         tags: ["Models"],
+        security: [],
         summary: "One model of the catalog (the OpenAI model object, with the catalog's fields)",
         params: Type.Object({ id: Type.String() }),
+        response: { 200: ModelResponse },
       },
     },
     async (request) => retrieve((request.params as { id: string }).id),

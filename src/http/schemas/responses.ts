@@ -127,19 +127,22 @@ const CatalogEndpoint = Type.Object({
   byok: Type.Boolean(),
 });
 
+/** A model of the catalog, as the list and `GET /api/v1/models/{id}` send it (more fields pass as sent). */
+export const ModelResponse = Type.Object({
+  id: Type.String(),
+  canonical_slug: Type.String(),
+  name: Type.String(),
+  context_length: Type.Integer(),
+  pricing: Type.Object({ prompt: Type.String(), completion: Type.String() }),
+  endpoints: Type.Array(CatalogEndpoint),
+});
+
 export const ModelListResponse = Type.Object({
-  data: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      canonical_slug: Type.String(),
-      name: Type.String(),
-      context_length: Type.Integer(),
-      pricing: Type.Object({ prompt: Type.String(), completion: Type.String() }),
-      endpoints: Type.Array(CatalogEndpoint),
-    }),
-  ),
+  data: Type.Array(ModelResponse),
   total_count: Type.Integer(),
 });
+
+export const ModelCountResponse = Type.Object({ data: Type.Object({ count: Type.Integer() }) });
 
 export const ModelEndpointsResponse = Type.Object({
   data: Type.Object({
