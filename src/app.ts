@@ -28,6 +28,7 @@ import { keyRoutes } from "./http/routes/keys.js";
 import { memberRoutes } from "./http/routes/members.js";
 import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
+import { sessionRoutes } from "./http/routes/session.js";
 import { usageRoutes } from "./http/routes/usage.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
 import { ErrorBody } from "./http/schemas/common.js";
@@ -127,7 +128,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   installJsonParser(app);
   installErrorHandler(app);
   installNotFoundHandler(app);
-  installAuth(app, deps);
+  installAuth(app, deps, { trustProxy: deps.trustForwardedHost });
   installIngress(app, deps.regionBaseUrls, deps.trustForwardedHost);
 
   await app.register(swagger, {
@@ -142,6 +143,13 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       components: {
         securitySchemes: {
           bearer: { type: "http", scheme: "bearer", description: "A management or inference key." },
+          session: {
+            type: "apiKey",
+            in: "cookie",
+            name: "gr_session",
+            description:
+              "The console's session (POST /api/v1/session): stands in for its management key on management routes; writes must carry this service's Origin.",
+          },
         },
         schemas: { ErrorBody },
       },
@@ -173,6 +181,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   currentKeyRoutes(app, deps);
   auditLogRoutes(app, deps);
   usageRoutes(app, deps);
+  sessionRoutes(app, deps, deps.trustForwardedHost);
   chatCompletionRoutes(app, gateway);
   evaluateRoutes(app, gateway);
   app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());

@@ -231,7 +231,8 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
       if (spans.length === 0) return;
       counts[index] = (counts[index] ?? 0) + spans.length;
       if (filter.action === "redact")
-        for (const s of spans) toRedact.push({ start: s.start, end: s.end, label: filter.label, rank: filter.rank });
+        for (const s of spans)
+          toRedact.push({ start: s.start, end: s.end, label: filter.label, rank: filter.rank });
     };
     for (const [i, f] of filters.builtins.entries()) run(i, f);
     for (const group of filters.groups) {

@@ -24,7 +24,13 @@ export function authenticateCached(deps: ServiceDeps, header: string | undefined
 }
 
 export async function authenticate(deps: ServiceDeps, header: string | undefined): Promise<Principal> {
-  const hash = keyHashOf(header);
+  const principal = await principalOfKey(deps, keyHashOf(header));
+  if (!principal) throw new AppError("invalid_api_key");
+  return principal;
+}
+
+/** The caller a stored key stands for, through the warm cache; undefined once it is revoked or disabled. */
+export async function principalOfKey(deps: ServiceDeps, hash: string): Promise<Principal | undefined> {
   const principal = await deps.caches.principals.getOrCompute(
     hash,
     async () => {
@@ -40,8 +46,7 @@ export async function authenticate(deps: ServiceDeps, header: string | undefined
     },
     (found) => found !== null,
   );
-  if (!principal) throw new AppError("invalid_api_key");
-  return principal;
+  return principal ?? undefined;
 }
 
 export function requireManagement(principal: Principal): void {

@@ -171,6 +171,16 @@ export interface SpendRollupTable {
   cost_micros: number;
 }
 
+export interface ConsoleSessionTable {
+  /** SHA-256 of the session token; the token itself is only ever in the browser's cookie. */
+  token_hash: string;
+  organization_id: string;
+  /** The management key the session was exchanged for. */
+  key_hash: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   workspaces: WorkspaceTable;
@@ -186,6 +196,7 @@ export interface Database {
   budget_reservations: BudgetReservationTable;
   spend_ledger: SpendLedgerTable;
   spend_rollup: SpendRollupTable;
+  console_sessions: ConsoleSessionTable;
 }
 
 export type Db = Kysely<Database>;
