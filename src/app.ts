@@ -14,6 +14,7 @@ import type { GatewayDeps } from "./gateway/prepare.js";
 import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/scan-request.js";
 import type { Upstreams } from "./gateway/upstream.js";
 import { installAuth } from "./http/auth.js";
+import { consoleRoutes } from "./http/console.js";
 import { installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
 import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
@@ -69,6 +70,8 @@ export interface AppOptions {
   scan?: ScanSettings;
   /** Output reserved under a budget when a request names none (defaults: DEFAULT_OUTPUT_ALLOWANCE). */
   output?: OutputAllowance;
+  /** The built browser console (defaults: dist/console, written by npm run build). */
+  consoleDir?: string;
 }
 
 function makeAjv(options: AjvOptions): Ajv {
@@ -182,6 +185,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   auditLogRoutes(app, deps);
   usageRoutes(app, deps);
   sessionRoutes(app, deps, deps.trustForwardedHost);
+  consoleRoutes(app, options.consoleDir);
   chatCompletionRoutes(app, gateway);
   evaluateRoutes(app, gateway);
   app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());

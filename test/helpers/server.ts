@@ -53,6 +53,8 @@ export interface TestServerOptions {
   scan?: ScanSettings;
   /** Output reserved under a budget for a request without max_tokens (defaults otherwise). */
   output?: OutputAllowance;
+  /** The built browser console to serve at / (scripts/build-console.ts). */
+  consoleDir?: string;
 }
 
 /** Region addresses of test servers: three host names, all on the loopback address. */
@@ -114,6 +116,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.scan ? { scan: options.scan } : {}),
     ...(options.output ? { output: options.output } : {}),
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(lines ? { logger: serviceLogger("info", { write: (line: string) => void lines.push(line) }) } : {}),
   });
   const origin = await app.listen({ port: 0, host: "127.0.0.1" });
