@@ -1,6 +1,6 @@
 // `npm start` compiles only when a source changed since the last build, so a restart starts at once
 // instead of spending seconds in the compiler. The newest input is compared with the build's entry
-// point, which every build writes.
+// point, which every build writes; the browser console is rebuilt with it.
 import { execFileSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -24,7 +24,14 @@ function builtAt() {
   }
 }
 
-const inputs = ["src", "tsconfig.json", "tsconfig.build.json", "package-lock.json"].map((p) => join(root, p));
+const inputs = [
+  "src",
+  "console",
+  "scripts/build-console.ts",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "package-lock.json",
+].map((p) => join(root, p));
 if (Math.max(...inputs.map(newest)) > builtAt()) {
   process.stderr.write("guardrails: compiling (sources changed since the last build)\n");
   execFileSync(
@@ -35,4 +42,9 @@ if (Math.max(...inputs.map(newest)) > builtAt()) {
       stdio: "inherit",
     },
   );
+  // The browser console, as `npm run build` writes it (scripts/build-console.ts).
+  execFileSync(process.execPath, ["--import", "tsx", join(root, "scripts", "build-console.ts")], {
+    cwd: root,
+    stdio: "inherit",
+  });
 }

@@ -15,6 +15,7 @@ import type { GatewayDeps } from "./gateway/prepare.js";
 import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/scan-request.js";
 import type { Upstreams } from "./gateway/upstream.js";
 import { type AuthThrottle, installAuth } from "./http/auth.js";
+import { consoleRoutes } from "./http/console.js";
 import { clientErrorHandler, installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
 import { installIngress } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
@@ -32,6 +33,7 @@ import { keyRoutes } from "./http/routes/keys.js";
 import { memberRoutes } from "./http/routes/members.js";
 import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
+import { sessionRoutes } from "./http/routes/session.js";
 import { usageRoutes } from "./http/routes/usage.js";
 import { workspaceMemberRoutes } from "./http/routes/workspace-members.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
@@ -83,6 +85,8 @@ export interface AppOptions {
   output?: OutputAllowance;
   /** Budget alerts' webhook and delivery (defaults: DEFAULT_ALERT_SETTINGS, no webhook). */
   alerts?: AlertSettings;
+  /** The built browser console (defaults: dist/console, written by npm run build). */
+  consoleDir?: string;
 }
 
 function makeAjv(options: AjvOptions): Ajv {
@@ -150,7 +154,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   installLingeringClose(app);
   installErrorHandler(app);
   installNotFoundHandler(app);
-  installAuth(app, deps, options.authThrottle);
+  installAuth(app, deps, options.authThrottle, { trustProxy: deps.trustForwardedHost });
   installIngress(app, deps.regionBaseUrls, deps.trustForwardedHost, deps.regionByListener);
 
   await app.register(swagger, {
@@ -165,6 +169,13 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       components: {
         securitySchemes: {
           bearer: { type: "http", scheme: "bearer", description: "A management or inference key." },
+          session: {
+            type: "apiKey",
+            in: "cookie",
+            name: "gr_session",
+            description:
+              "The console's session (POST /api/v1/session): stands in for its management key on management routes; writes must carry this service's Origin.",
+          },
         },
         schemas: { ErrorBody },
       },
@@ -203,6 +214,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   currentKeyRoutes(app, deps);
   auditLogRoutes(app, deps);
   usageRoutes(app, deps);
+  sessionRoutes(app, deps, deps.trustForwardedHost);
+  consoleRoutes(app, options.consoleDir);
   chatCompletionRoutes(app, gateway);
   evaluateRoutes(app, gateway);
   app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());

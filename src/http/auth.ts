@@ -8,6 +8,9 @@ import {
   requireManagement,
 } from "../services/authenticate.js";
 import type { Principal, ServiceDeps } from "../services/context.js";
+import { resolveSession } from "../services/sessions.js";
+import type { SessionRecord } from "../storage/session-repo.js";
+import { checkSameOrigin, isSafeMethod, sessionTokenOf } from "./session-cookie.js";
 
 export type AuthRequirement = "management" | "inference" | "none";
 
@@ -18,6 +21,8 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     principal?: Principal;
+    /** The console session that signed the request in, when the cookie did rather than a key. */
+    session?: SessionRecord;
   }
 }
 
@@ -29,9 +34,12 @@ export function installAuth(
   app: FastifyInstance,
   deps: ServiceDeps,
   throttle: AuthThrottle = DEFAULT_AUTH_THROTTLE,
+  options: { trustProxy?: boolean } = {},
 ): void {
   app.decorateRequest("principal", undefined);
+  app.decorateRequest("session", undefined);
   const failures = new FailureWindow(throttle.failures, throttle.windowMs);
+  const trustProxy = options.trustProxy ?? false;
   const admit = (request: FastifyRequest, requirement: AuthRequirement, principal: Principal) => {
     if (requirement === "management") requireManagement(principal);
     if (requirement === "inference") requireInference(principal);
@@ -41,6 +49,22 @@ export function installAuth(
   app.addHook("onRequest", (request, reply, done) => {
     const requirement = request.routeOptions.config.auth ?? "none";
     if (requirement === "none") return done();
+    // The console's cookie stands in for a management key, and only where no key was sent: an
+    // explicit Authorization header always decides.
+    const token = requirement === "management" ? sessionTokenOf(request) : undefined;
+    if (token !== undefined && request.headers.authorization === undefined) {
+      try {
+        if (!isSafeMethod(request.method)) checkSameOrigin(request, trustProxy);
+      } catch (err) {
+        return done(err as Error);
+      }
+      resolveSession(deps, token).then(({ principal, session }) => {
+        request.principal = principal;
+        request.session = session;
+        done();
+      }, done);
+      return;
+    }
     try {
       const cached = authenticateCached(deps, request.headers.authorization);
       if (cached) {

@@ -25,7 +25,18 @@ export function authenticateCached(deps: ServiceDeps, header: string | undefined
 
 export async function authenticate(deps: ServiceDeps, header: string | undefined): Promise<Principal> {
   const hash = keyHashOf(header);
+  // A key already found unknown is refused without another lookup.
   if (deps.caches.unknownKeys.get(hash)) throw new AppError("invalid_api_key");
+  const principal = await principalOfKey(deps, hash);
+  if (!principal) {
+    await deps.caches.unknownKeys.getOrCompute(hash, async () => true);
+    throw new AppError("invalid_api_key");
+  }
+  return principal;
+}
+
+/** The caller a stored key stands for, through the warm cache; undefined once it is revoked or disabled. */
+export async function principalOfKey(deps: ServiceDeps, hash: string): Promise<Principal | undefined> {
   const principal = await deps.caches.principals.getOrCompute(
     hash,
     async () => {
@@ -41,11 +52,7 @@ export async function authenticate(deps: ServiceDeps, header: string | undefined
     },
     (found) => found !== null,
   );
-  if (!principal) {
-    await deps.caches.unknownKeys.getOrCompute(hash, async () => true);
-    throw new AppError("invalid_api_key");
-  }
-  return principal;
+  return principal ?? undefined;
 }
 
 export function requireManagement(principal: Principal): void {

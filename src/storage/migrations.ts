@@ -340,6 +340,26 @@ const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
         .execute();
     },
   },
+  "0008_console_sessions": {
+    async up(db: AnyDb) {
+      // The console's sign-in: only a digest of each session token is kept, so a copy of the
+      // database opens no session. key_hash is the management key it was exchanged for; the
+      // session lives only while that key does.
+      await db.schema
+        .createTable("console_sessions")
+        .addColumn("token_hash", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("key_hash", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("expires_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("console_sessions_expiry")
+        .on("console_sessions")
+        .column("expires_at")
+        .execute();
+    },
+  },
 });
 
 /**

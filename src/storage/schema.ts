@@ -193,6 +193,16 @@ export interface BudgetAlertTable {
   created_at: string;
 }
 
+export interface ConsoleSessionTable {
+  /** SHA-256 of the session token; the token itself is only ever in the browser's cookie. */
+  token_hash: string;
+  organization_id: string;
+  /** The management key the session was exchanged for. */
+  key_hash: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   workspaces: WorkspaceTable;
@@ -209,6 +219,7 @@ export interface Database {
   spend_ledger: SpendLedgerTable;
   spend_rollup: SpendRollupTable;
   budget_alerts: BudgetAlertTable;
+  console_sessions: ConsoleSessionTable;
 }
 
 export type Db = Kysely<Database>;

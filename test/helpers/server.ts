@@ -60,6 +60,8 @@ export interface TestServerOptions {
   database?: { database: DatabaseHandle; url: string };
   /** Budget alerts' webhook and delivery (no webhook otherwise). */
   alerts?: AlertSettings;
+  /** The built browser console to serve at / (scripts/build-console.ts). */
+  consoleDir?: string;
 }
 
 /** Region addresses of test servers: three host names, all on the loopback address. */
@@ -128,6 +130,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.scan ? { scan: options.scan } : {}),
     ...(options.output ? { output: options.output } : {}),
     ...(options.alerts ? { alerts: options.alerts } : {}),
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(lines ? { logger: serviceLogger("info", { write: (line: string) => void lines.push(line) }) } : {}),
   });
   const origin = await app.listen({ port: 0, host: "127.0.0.1" });

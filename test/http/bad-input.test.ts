@@ -218,7 +218,8 @@ describe("bad input is refused with the error body, stores nothing, and the serv
     for (const [method, path] of [
       ["GET", "/api/v1/nope"],
       ["POST", "/api/v1/guardrail"],
-      ["GET", "/"],
+      ["GET", "/nope"],
+      ["GET", "/console/missing.js"],
       ["GET", "/api/v2/guardrails"],
       ["DELETE", "/api/v1/guardrails/a/b/c"],
     ] as const) {

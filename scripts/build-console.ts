@@ -1,0 +1,45 @@
+/**
+ * Builds the browser console (console/) into dist/console: one minified script, one stylesheet and
+ * the page, all served by the service itself (src/http/console.ts). `npm run build` runs it; tests
+ * call buildConsole() into a temporary folder.
+ */
+import { copyFileSync, mkdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+export interface BuiltConsole {
+  dir: string;
+  /** Bytes of each file as shipped (before any compression on the wire). */
+  sizes: Record<string, number>;
+}
+
+export async function buildConsole(outDir: string = join(ROOT, "dist", "console")): Promise<BuiltConsole> {
+  mkdirSync(outDir, { recursive: true });
+  await build({
+    entryPoints: [join(ROOT, "console", "src", "main.tsx")],
+    outfile: join(outDir, "console.js"),
+    bundle: true,
+    minify: true,
+    format: "esm",
+    target: ["es2020"],
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  copyFileSync(join(ROOT, "console", "index.html"), join(outDir, "index.html"));
+  copyFileSync(join(ROOT, "console", "console.css"), join(outDir, "console.css"));
+  const sizes: Record<string, number> = {};
+  for (const name of ["index.html", "console.js", "console.css"])
+    sizes[name] = statSync(join(outDir, name)).size;
+  return { dir: outDir, sizes };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { dir, sizes } = await buildConsole();
+  const listed = Object.entries(sizes).map(([name, bytes]) => `${name} ${bytes} B`);
+  console.log(`console built in ${dir}: ${listed.join(", ")}`);
+}
