@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 
 /** The project root: the real service is started from here, as an operator would. */
@@ -182,4 +185,31 @@ export async function runCli(args: string[], env: Record<string, string>) {
   } finally {
     child.kill("SIGKILL");
   }
+}
+
+/** A server process on a fresh SQLite file with a known management key, as a suite's before/after. */
+export interface ServerBench {
+  dir: string;
+  server: ServerChild;
+  env: Record<string, string>;
+  mgmt: string;
+  /** Every process the suite started: killed after it. */
+  children: Child[];
+}
+
+/** Starts the bench before the suite's tests and removes it after them. */
+export function serverOnFreshDatabase(prefix: string): ServerBench {
+  const bench = { children: [] as Child[] } as ServerBench;
+  before(async () => {
+    bench.dir = mkdtempSync(join(tmpdir(), prefix));
+    bench.mgmt = randomManagementKey();
+    bench.env = { DATABASE_URL: `sqlite:${join(bench.dir, "g.db")}`, GUARDRAILS_MANAGEMENT_KEY: bench.mgmt };
+    bench.server = await startServerProcess(bench.env);
+    bench.children.push(bench.server);
+  });
+  after(() => {
+    for (const child of bench.children) child.kill("SIGKILL");
+    rmSync(bench.dir, { recursive: true, force: true });
+  });
+  return bench;
 }

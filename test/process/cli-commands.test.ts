@@ -1,42 +1,17 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import {
-  api,
-  type Child,
-  randomManagementKey,
-  runCli,
-  type ServerChild,
-  startServerProcess,
-} from "./child.js";
+import { describe, it } from "node:test";
+import { api, runCli, serverOnFreshDatabase } from "./child.js";
 
 /**
  * Every command of the command line, with and without --json, and its errors (README.md#command-line):
  * results on stdout, notes and errors on stderr, the HTTP API's shapes with --json, exit codes 0/1/2.
  */
 describe("the command line's commands and output convention (README.md#command-line)", () => {
-  let dir: string;
-  let server: ServerChild;
-  const children: Child[] = [];
-  let env: Record<string, string>;
-  let mgmt: string;
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "guardrails-cli-commands-"));
-    mgmt = randomManagementKey();
-    env = { DATABASE_URL: `sqlite:${join(dir, "g.db")}`, GUARDRAILS_MANAGEMENT_KEY: mgmt };
-    server = await startServerProcess(env);
-    children.push(server);
-  });
-  after(() => {
-    for (const child of children) child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const bench = serverOnFreshDatabase("guardrails-cli-commands-");
 
   async function json(args: string[]) {
-    const out = await runCli([...args, "--json"], env);
+    const out = await runCli([...args, "--json"], bench.env);
     assert.equal(out.code, 0, out.stderr);
     assert.equal(out.stdout.trim().split("\n").length, 1, "one line of JSON");
     return JSON.parse(out.stdout);
@@ -49,17 +24,17 @@ describe("the command line's commands and output convention (README.md#command-l
     assert.equal(made.data.name, "scripted");
     assert.equal(made.data.kind, "inference");
     assert.equal(made.data.hash, createHash("sha256").update(made.key).digest("hex"));
-    const record = await api(server.origin, "GET", `/api/v1/keys/${made.data.hash}`, mgmt);
+    const record = await api(bench.server.origin, "GET", `/api/v1/keys/${made.data.hash}`, bench.mgmt);
     assert.equal(record.status, 200);
     const management = await json(["keys", "create", "--management"]);
     assert.equal(management.data.kind, "management");
-    assert.equal((await api(server.origin, "GET", "/api/v1/workspaces", management.key)).status, 200);
+    assert.equal((await api(bench.server.origin, "GET", "/api/v1/workspaces", management.key)).status, 200);
   });
 
   it("keys create without --json prints the secret alone on stdout and its record on stderr", {
     timeout: 60_000,
   }, async () => {
-    const out = await runCli(["keys", "create", "--name", "by hand"], env);
+    const out = await runCli(["keys", "create", "--name", "by hand"], bench.env);
     assert.equal(out.code, 0, out.stderr);
     const secret = out.stdout.trim();
     assert.doesNotMatch(secret, /\s/);
@@ -72,10 +47,10 @@ describe("the command line's commands and output convention (README.md#command-l
     timeout: 60_000,
   }, async () => {
     const made = await json(["keys", "create", "--name", "listed"]);
-    const fromApi = await api(server.origin, "GET", "/api/v1/keys?limit=100", mgmt);
+    const fromApi = await api(bench.server.origin, "GET", "/api/v1/keys?limit=100", bench.mgmt);
     const listed = await json(["keys", "list"]);
     assert.deepEqual(listed, fromApi.body);
-    const table = await runCli(["keys", "list"], env);
+    const table = await runCli(["keys", "list"], bench.env);
     assert.equal(table.code, 0);
     const lines = table.stdout.trim().split("\n");
     assert.match(lines[0] as string, /^HASH\s+LABEL\s+NAME\s+WORKSPACE\s+MEMBER\s+DISABLED\s+CREATED$/);
@@ -83,9 +58,9 @@ describe("the command line's commands and output convention (README.md#command-l
     assert.ok(lines.some((l) => l.startsWith(made.data.hash) && l.includes("listed")));
 
     const shown = await json(["keys", "show", made.data.hash]);
-    const one = await api(server.origin, "GET", `/api/v1/keys/${made.data.hash}`, mgmt);
+    const one = await api(bench.server.origin, "GET", `/api/v1/keys/${made.data.hash}`, bench.mgmt);
     assert.deepEqual(shown, one.body);
-    const fields = await runCli(["keys", "show", made.data.hash], env);
+    const fields = await runCli(["keys", "show", made.data.hash], bench.env);
     assert.match(fields.stdout, new RegExp(`^hash:\\s+${made.data.hash}$`, "m"));
     assert.match(fields.stdout, /^name:\s+listed$/m);
   });
@@ -95,7 +70,7 @@ describe("the command line's commands and output convention (README.md#command-l
   }, async () => {
     const made = await json(["keys", "create", "--name", "doomed"]);
     const ask = () =>
-      api(server.origin, "POST", "/api/v1/chat/completions", made.key, {
+      api(bench.server.origin, "POST", "/api/v1/chat/completions", made.key, {
         model: "meta-llama/llama-3.1-8b-instruct",
         messages: [{ role: "user", content: "hi" }],
       });
@@ -104,7 +79,10 @@ describe("the command line's commands and output convention (README.md#command-l
     const revoked = await json(["keys", "revoke", made.data.hash]);
     assert.equal(revoked.deleted, true);
     assert.equal(revoked.data.hash, made.data.hash);
-    assert.equal((await api(server.origin, "GET", `/api/v1/keys/${made.data.hash}`, mgmt)).status, 404);
+    assert.equal(
+      (await api(bench.server.origin, "GET", `/api/v1/keys/${made.data.hash}`, bench.mgmt)).status,
+      404,
+    );
     let status = 0;
     for (let i = 0; i < 100 && status !== 401; i++) {
       status = (await ask()).status;
@@ -118,14 +96,14 @@ describe("the command line's commands and output convention (README.md#command-l
   }, async () => {
     const unknown = "0".repeat(64);
     for (const command of ["show", "revoke"]) {
-      const out = await runCli(["keys", command, unknown, "--json"], env);
+      const out = await runCli(["keys", command, unknown, "--json"], bench.env);
       assert.equal(out.code, 1);
       assert.equal(out.stdout, "");
       const body = JSON.parse(out.stderr);
       assert.equal(body.error.code, 404);
       assert.equal(body.error.message, "Resource not found");
       assert.equal(body.error.metadata.hash, unknown);
-      const plain = await runCli(["keys", command, unknown], env);
+      const plain = await runCli(["keys", command, unknown], bench.env);
       assert.equal(plain.code, 1);
       assert.equal(plain.stdout, "");
       assert.match(plain.stderr, /^guardrails: Resource not found; no inference key has this hash\n$/);
@@ -135,13 +113,13 @@ describe("the command line's commands and output convention (README.md#command-l
   it("workspaces list and guardrails list match the API, as tables and as JSON", {
     timeout: 60_000,
   }, async () => {
-    const ws = await api(server.origin, "POST", "/api/v1/workspaces", mgmt, { name: "Team B" });
+    const ws = await api(bench.server.origin, "POST", "/api/v1/workspaces", bench.mgmt, { name: "Team B" });
     assert.equal(ws.status, 201);
-    const a = await api(server.origin, "POST", "/api/v1/guardrails", mgmt, {
+    const a = await api(bench.server.origin, "POST", "/api/v1/guardrails", bench.mgmt, {
       name: "redacts mail",
       content_filter_builtins: [{ slug: "email", action: "redact" }],
     });
-    const b = await api(server.origin, "POST", "/api/v1/guardrails", mgmt, {
+    const b = await api(bench.server.origin, "POST", "/api/v1/guardrails", bench.mgmt, {
       name: "EU budget",
       workspace_id: ws.body.data.id,
       allowed_data_regions: ["europe"],
@@ -151,8 +129,11 @@ describe("the command line's commands and output convention (README.md#command-l
     assert.equal(b.status, 201, JSON.stringify(b.body));
 
     const spaces = await json(["workspaces", "list"]);
-    assert.deepEqual(spaces, (await api(server.origin, "GET", "/api/v1/workspaces?limit=100", mgmt)).body);
-    const spaceTable = await runCli(["workspaces", "list"], env);
+    assert.deepEqual(
+      spaces,
+      (await api(bench.server.origin, "GET", "/api/v1/workspaces?limit=100", bench.mgmt)).body,
+    );
+    const spaceTable = await runCli(["workspaces", "list"], bench.env);
     assert.match(spaceTable.stdout, /^ID\s+NAME\s+DEFAULT\s+CREATED\n/);
     assert.match(spaceTable.stdout, /Team B\s+false/);
 
@@ -167,7 +148,7 @@ describe("the command line's commands and output convention (README.md#command-l
     );
     const onlyB = await json(["guardrails", "list", "--workspace", ws.body.data.id]);
     assert.deepEqual(onlyB, { data: [b.body.data], total_count: 1 });
-    const table = await runCli(["guardrails", "list"], env);
+    const table = await runCli(["guardrails", "list"], bench.env);
     assert.match(table.stdout, /^ID\s+WORKSPACE\s+NAME\s+BUDGET\s+REGIONS\s+FILTERS\n/);
     assert.match(table.stdout, /Default\s+redacts mail\s+-\s+-\s+email:redact/);
     assert.match(table.stdout, /Team B\s+EU budget\s+\$5 weekly\s+europe/);
@@ -178,7 +159,7 @@ describe("the command line's commands and output convention (README.md#command-l
   }, async () => {
     const made = await json(["organizations", "create", "--name", "Acme"]);
     assert.equal(made.data.name, "Acme");
-    const spaces = await api(server.origin, "GET", "/api/v1/workspaces", made.key);
+    const spaces = await api(bench.server.origin, "GET", "/api/v1/workspaces", made.key);
     assert.equal(spaces.status, 200);
     assert.deepEqual(
       spaces.body.data.map((w: { id: string }) => w.id),
@@ -189,7 +170,7 @@ describe("the command line's commands and output convention (README.md#command-l
   it("misuse is exit 2 with the 400 body under --json, and nothing is written", {
     timeout: 60_000,
   }, async () => {
-    const before = await api(server.origin, "GET", "/api/v1/keys?limit=100", mgmt);
+    const before = await api(bench.server.origin, "GET", "/api/v1/keys?limit=100", bench.mgmt);
     for (const args of [
       ["keys", "list", "--bogus"],
       ["keys", "show"],
@@ -198,7 +179,7 @@ describe("the command line's commands and output convention (README.md#command-l
       ["organizations", "create"],
       ["nonsense"],
     ]) {
-      const out = await runCli([...args, "--json"], env);
+      const out = await runCli([...args, "--json"], bench.env);
       assert.equal(out.code, 2, args.join(" "));
       assert.equal(out.stdout, "", args.join(" "));
       const body = JSON.parse(out.stderr);
@@ -206,7 +187,7 @@ describe("the command line's commands and output convention (README.md#command-l
       assert.equal(body.error.message, "Invalid request parameters");
       assert.ok(body.error.metadata.issues.length > 0);
     }
-    const after = await api(server.origin, "GET", "/api/v1/keys?limit=100", mgmt);
+    const after = await api(bench.server.origin, "GET", "/api/v1/keys?limit=100", bench.mgmt);
     assert.deepEqual(after.body, before.body);
   });
 
@@ -215,7 +196,7 @@ describe("the command line's commands and output convention (README.md#command-l
   }, async () => {
     const out = await runCli(
       ["keys", "create", "--workspace", "00000000-0000-4000-8000-000000000000", "--json"],
-      env,
+      bench.env,
     );
     assert.equal(out.code, 1);
     assert.equal(out.stdout, "");

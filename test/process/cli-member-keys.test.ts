@@ -1,65 +1,42 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import {
-  api,
-  type Child,
-  randomManagementKey,
-  runCli,
-  type ServerChild,
-  startServerProcess,
-} from "./child.js";
+import { describe, it } from "node:test";
+import { api, runCli, serverOnFreshDatabase } from "./child.js";
 
 describe("keys create --workspace <id> --member <user_id> (issue 3)", () => {
-  let dir: string;
-  let server: ServerChild;
-  const children: Child[] = [];
-  let env: Record<string, string>;
-  let mgmt: string;
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "guardrails-cli-member-"));
-    mgmt = randomManagementKey();
-    env = { DATABASE_URL: `sqlite:${join(dir, "g.db")}`, GUARDRAILS_MANAGEMENT_KEY: mgmt };
-    server = await startServerProcess(env);
-    children.push(server);
-  });
-  after(() => {
-    for (const child of children) child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const bench = serverOnFreshDatabase("guardrails-cli-member-");
 
   async function workspaces(): Promise<{ home: string; other: string }> {
-    const list = await api(server.origin, "GET", "/api/v1/workspaces", mgmt);
+    const list = await api(bench.server.origin, "GET", "/api/v1/workspaces", bench.mgmt);
     const home = list.body.data.find((w: { is_default: boolean }) => w.is_default)?.id;
-    const made = await api(server.origin, "POST", "/api/v1/workspaces", mgmt, { name: `w-${Math.random()}` });
+    const made = await api(bench.server.origin, "POST", "/api/v1/workspaces", bench.mgmt, {
+      name: `w-${Math.random()}`,
+    });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     return { home, other: made.body.data.id };
   }
 
   const keyCount = async () =>
-    (await api(server.origin, "GET", "/api/v1/keys?limit=100", mgmt)).body.total_count;
+    (await api(bench.server.origin, "GET", "/api/v1/keys?limit=100", bench.mgmt)).body.total_count;
 
   it("prints an inference key owned by the member; its member guardrail applies (issue 3; decisions §9)", {
     timeout: 30_000,
   }, async () => {
     const { other } = await workspaces();
-    const member = await api(server.origin, "POST", "/api/v1/members", mgmt, {
+    const member = await api(bench.server.origin, "POST", "/api/v1/members", bench.mgmt, {
       user_id: "cli-owner",
       workspace_ids: [other],
     });
     assert.equal(member.status, 201, JSON.stringify(member.body));
-    const g = await api(server.origin, "POST", "/api/v1/guardrails", mgmt, {
+    const g = await api(bench.server.origin, "POST", "/api/v1/guardrails", bench.mgmt, {
       name: "m",
       workspace_id: other,
     });
     const assigned = await api(
-      server.origin,
+      bench.server.origin,
       "POST",
       `/api/v1/guardrails/${g.body.data.id}/assignments/members`,
-      mgmt,
+      bench.mgmt,
       {
         member_user_ids: ["cli-owner"],
       },
@@ -68,17 +45,17 @@ describe("keys create --workspace <id> --member <user_id> (issue 3)", () => {
 
     const out = await runCli(
       ["keys", "create", "--workspace", other, "--member", "cli-owner", "--name", "owned"],
-      env,
+      bench.env,
     );
     assert.equal(out.code, 0, out.stderr);
     const secret = out.stdout.trim();
     assert.doesNotMatch(secret, /\s/);
     const hash = createHash("sha256").update(secret).digest("hex");
-    const record = await api(server.origin, "GET", `/api/v1/keys/${hash}`, mgmt);
+    const record = await api(bench.server.origin, "GET", `/api/v1/keys/${hash}`, bench.mgmt);
     assert.equal(record.status, 200);
     assert.equal(record.body.data.member_user_id, "cli-owner");
     assert.equal(record.body.data.workspace_id, other);
-    const current = await api(server.origin, "GET", "/api/v1/key", secret);
+    const current = await api(bench.server.origin, "GET", "/api/v1/key", secret);
     assert.equal(current.status, 200, JSON.stringify(current.body));
     assert.equal(current.body.data.member_user_id, "cli-owner");
     assert.deepEqual(
@@ -91,14 +68,16 @@ describe("keys create --workspace <id> --member <user_id> (issue 3)", () => {
     timeout: 30_000,
   }, async () => {
     const { home, other } = await workspaces();
-    const member = await api(server.origin, "POST", "/api/v1/members", mgmt, { user_id: "home-only" });
+    const member = await api(bench.server.origin, "POST", "/api/v1/members", bench.mgmt, {
+      user_id: "home-only",
+    });
     assert.equal(member.status, 201, JSON.stringify(member.body));
     const before = await keyCount();
     for (const args of [
       ["--workspace", home, "--member", "nobody"],
       ["--workspace", other, "--member", "home-only"],
     ]) {
-      const out = await runCli(["keys", "create", ...args], env);
+      const out = await runCli(["keys", "create", ...args], bench.env);
       assert.notEqual(out.code, 0, args.join(" "));
       assert.equal(out.stdout, "");
       assert.match(out.stderr, /member_user_id/);

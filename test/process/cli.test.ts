@@ -1,40 +1,17 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import {
-  api,
-  type Child,
-  randomManagementKey,
-  runCli,
-  type ServerChild,
-  startServerProcess,
-} from "./child.js";
+import { describe, it } from "node:test";
+import { api, runCli, serverOnFreshDatabase } from "./child.js";
 
 describe("the command line against a running server on the same database", () => {
-  let dir: string;
-  let server: ServerChild;
-  const children: Child[] = [];
-  let env: Record<string, string>;
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "guardrails-cli-"));
-    env = { DATABASE_URL: `sqlite:${join(dir, "g.db")}`, GUARDRAILS_MANAGEMENT_KEY: randomManagementKey() };
-    server = await startServerProcess(env);
-    children.push(server);
-  });
-  after(() => {
-    for (const child of children) child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const bench = serverOnFreshDatabase("guardrails-cli-");
 
   async function defaultWorkspaceId(): Promise<string> {
     const list = await api(
-      server.origin,
+      bench.server.origin,
       "GET",
       "/api/v1/workspaces",
-      env.GUARDRAILS_MANAGEMENT_KEY as string,
+      bench.env.GUARDRAILS_MANAGEMENT_KEY as string,
     );
     const ws = list.body.data.find((w: { is_default: boolean }) => w.is_default);
     assert.ok(ws, "a default workspace");
@@ -46,17 +23,19 @@ describe("the command line against a running server on the same database", () =>
   }, async () => {
     // Without GUARDRAILS_MANAGEMENT_KEY: the CLI needs only the database.
     const out = await runCli(["keys", "create", "--management", "--name", "ops"], {
-      DATABASE_URL: env.DATABASE_URL as string,
+      DATABASE_URL: bench.env.DATABASE_URL as string,
     });
     assert.equal(out.code, 0, out.stderr);
     const lines = out.stdout.trim().split("\n");
     assert.equal(lines.length, 1, out.stdout);
     const key = lines[0] as string;
     assert.ok(key.length >= 32, key);
-    const res = await api(server.origin, "POST", "/api/v1/guardrails", key, { name: "made with a CLI key" });
+    const res = await api(bench.server.origin, "POST", "/api/v1/guardrails", key, {
+      name: "made with a CLI key",
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const again = await runCli(["keys", "create", "--management"], {
-      DATABASE_URL: env.DATABASE_URL as string,
+      DATABASE_URL: bench.env.DATABASE_URL as string,
     });
     assert.notEqual(again.stdout.trim(), key, "each key is new");
   });
@@ -65,22 +44,22 @@ describe("the command line against a running server on the same database", () =>
     timeout: 30_000,
   }, async () => {
     const workspaceId = await defaultWorkspaceId();
-    const out = await runCli(["keys", "create", "--workspace", workspaceId, "--name", "app"], env);
+    const out = await runCli(["keys", "create", "--workspace", workspaceId, "--name", "app"], bench.env);
     assert.equal(out.code, 0, out.stderr);
     const key = out.stdout.trim();
     assert.doesNotMatch(key, /\s/);
     const hash = createHash("sha256").update(key).digest("hex");
     const record = await api(
-      server.origin,
+      bench.server.origin,
       "GET",
       `/api/v1/keys/${hash}`,
-      env.GUARDRAILS_MANAGEMENT_KEY as string,
+      bench.env.GUARDRAILS_MANAGEMENT_KEY as string,
     );
     assert.equal(record.status, 200);
     assert.equal(record.body.data.workspace_id, workspaceId);
     assert.equal(record.body.data.name, "app");
     // An inference key: valid (not 401) but refused on management routes (decisions §2).
-    const refused = await api(server.origin, "GET", "/api/v1/guardrails", key);
+    const refused = await api(bench.server.origin, "GET", "/api/v1/guardrails", key);
     assert.equal(refused.status, 403);
     assert.equal(refused.body.error.message, "Only management keys can perform this operation");
   });
@@ -89,7 +68,7 @@ describe("the command line against a running server on the same database", () =>
     timeout: 30_000,
   }, async () => {
     const workspaceId = await defaultWorkspaceId();
-    const out = await runCli(["keys", "create", "--management", "--workspace", workspaceId], env);
+    const out = await runCli(["keys", "create", "--management", "--workspace", workspaceId], bench.env);
     assert.equal(out.code, 2);
     assert.equal(out.stdout, "");
     assert.match(out.stderr, /--management/);
@@ -99,19 +78,22 @@ describe("the command line against a running server on the same database", () =>
     timeout: 30_000,
   }, async () => {
     const before = await api(
-      server.origin,
+      bench.server.origin,
       "GET",
       "/api/v1/keys?limit=100",
-      env.GUARDRAILS_MANAGEMENT_KEY as string,
+      bench.env.GUARDRAILS_MANAGEMENT_KEY as string,
     );
-    const out = await runCli(["keys", "create", "--workspace", "00000000-0000-4000-8000-000000000000"], env);
+    const out = await runCli(
+      ["keys", "create", "--workspace", "00000000-0000-4000-8000-000000000000"],
+      bench.env,
+    );
     assert.notEqual(out.code, 0);
     assert.equal(out.stdout, "");
     const after = await api(
-      server.origin,
+      bench.server.origin,
       "GET",
       "/api/v1/keys?limit=100",
-      env.GUARDRAILS_MANAGEMENT_KEY as string,
+      bench.env.GUARDRAILS_MANAGEMENT_KEY as string,
     );
     assert.deepEqual(after.body, before.body);
   });
