@@ -22,6 +22,7 @@ import { installJsonParser } from "./http/json-parser.js";
 import { installLingeringClose } from "./http/linger.js";
 import { requestForLog } from "./http/log-safety.js";
 import { completeOperations } from "./http/openapi-complete.js";
+import { activityRoutes } from "./http/routes/activity.js";
 import { assignmentRoutes } from "./http/routes/assignments.js";
 import { auditLogRoutes } from "./http/routes/audit-log.js";
 import { chatCompletionRoutes } from "./http/routes/chat-completions.js";
@@ -214,6 +215,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   currentKeyRoutes(app, deps);
   auditLogRoutes(app, deps);
   usageRoutes(app, deps);
+  activityRoutes(app, deps);
   sessionRoutes(app, deps, deps.trustForwardedHost);
   consoleRoutes(app, options.consoleDir);
   chatCompletionRoutes(app, gateway);

@@ -1,0 +1,79 @@
+import type { FastifyInstance } from "fastify";
+import Type from "typebox";
+import { ACTIVITY_DAYS } from "../../domain/activity-window.js";
+import type { ServiceDeps } from "../../services/context.js";
+import { reportActivity } from "../../services/report-activity.js";
+import { principalOf } from "../auth.js";
+import { errorResponses } from "../schemas/common.js";
+
+const ActivityQuery = Type.Object(
+  {
+    date: Type.Optional(
+      Type.String({
+        pattern: "^\\d{4}-\\d{2}-\\d{2}$",
+        description: `One UTC day (YYYY-MM-DD) among the last ${ACTIVITY_DAYS} completed ones`,
+      }),
+    ),
+    api_key_hash: Type.Optional(
+      Type.String({ pattern: "^[0-9a-f]{64}$", description: "Only this key's requests (its hash)" }),
+    ),
+    user_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: "Only the requests of this member's keys" }),
+    ),
+    group_by: Type.Optional(
+      Type.String({ enum: ["workspace"], description: "`workspace`: one row per workspace as well" }),
+    ),
+    workspace_id: Type.Optional(
+      Type.String({ format: "uuid", description: "Only requests of this workspace's keys" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ActivityItem = Type.Object({
+  date: Type.String({ description: "The UTC day, YYYY-MM-DD" }),
+  model: Type.String({ description: "The model's catalog slug" }),
+  model_permaslug: Type.String({ description: "The model's canonical slug" }),
+  endpoint_id: Type.String({ description: "Always empty: endpoints have no ids here" }),
+  provider_name: Type.String(),
+  usage: Type.Number({ description: "Spend in USD, bring-your-own-key requests not included" }),
+  byok_usage_inference: Type.Number({ description: "Spend in USD of bring-your-own-key requests" }),
+  requests: Type.Integer(),
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  reasoning_tokens: Type.Integer({ description: "Always 0: not recorded apart from completion tokens" }),
+  workspace_id: Type.Optional(Type.String({ description: "Only with group_by=workspace" })),
+});
+
+/** GET /api/v1/activity: the reference SDK's `analytics.getUserActivity`, from the usage rollup. */
+export function activityRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+  app.get(
+    "/api/v1/activity",
+    {
+      config: { auth: "management" },
+      schema: {
+        tags: ["Usage"],
+        summary: `Spend by day, model and provider over the last ${ACTIVITY_DAYS} completed UTC days`,
+        description: `Management key. The reference SDK's activity report, from the same data as GET /api/v1/usage: one row per UTC day, model and provider (and workspace with \`group_by=workspace\`) over the last ${ACTIVITY_DAYS} completed UTC days, or the one \`date\` given among them; filters by api_key_hash, user_id (a member) and workspace_id. Ids of another organization match nothing. Today is not included until it is over.`,
+        querystring: ActivityQuery,
+        response: { 200: Type.Object({ data: Type.Array(ActivityItem) }), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const q = request.query as {
+        date?: string;
+        api_key_hash?: string;
+        user_id?: string;
+        group_by?: "workspace";
+        workspace_id?: string;
+      };
+      return reportActivity(deps, principalOf(request).organizationId, {
+        ...(q.date !== undefined ? { date: q.date } : {}),
+        ...(q.api_key_hash !== undefined ? { keyHash: q.api_key_hash } : {}),
+        ...(q.user_id !== undefined ? { memberUserId: q.user_id } : {}),
+        ...(q.workspace_id !== undefined ? { workspaceId: q.workspace_id } : {}),
+        byWorkspace: q.group_by === "workspace",
+      });
+    },
+  );
+}

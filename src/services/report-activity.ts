@@ -1,0 +1,89 @@
+import { activityRange } from "../domain/activity-window.js";
+import { invalidRequest } from "../domain/errors.js";
+import { microsToUsd } from "../domain/money.js";
+import { readUsageReport, type UsageDimension } from "../storage/usage-repo.js";
+import type { ServiceDeps } from "./context.js";
+
+export interface ActivityQuery {
+  /** One UTC day, YYYY-MM-DD; all of the report's days when absent. */
+  date?: string;
+  keyHash?: string;
+  memberUserId?: string;
+  workspaceId?: string;
+  /** One row per workspace as well, each carrying its `workspace_id`. */
+  byWorkspace: boolean;
+}
+
+/** An activity row in the reference SDK's shape (its `ActivityItem`). */
+export interface ActivityItem {
+  date: string;
+  model: string;
+  model_permaslug: string;
+  endpoint_id: string;
+  provider_name: string;
+  usage: number;
+  byok_usage_inference: number;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  reasoning_tokens: number;
+  workspace_id?: string;
+}
+
+/**
+ * Far more rows than 30 days of any organization's models, providers and workspaces make: the
+ * reference answer is one unpaged list, and the report query needs some limit.
+ */
+const ROW_LIMIT = 1_000_000;
+
+/**
+ * Spend of the caller's organization by day, model and provider (and workspace when asked) over the
+ * last completed UTC days, from the same rollup as the usage report (docs/api.md#activity). Ids of
+ * other organizations match nothing: their rows are never read.
+ */
+export async function reportActivity(
+  deps: ServiceDeps,
+  organizationId: string,
+  q: ActivityQuery,
+): Promise<{ data: ActivityItem[] }> {
+  const range = activityRange(deps.now(), q.date);
+  if ("refused" in range) throw invalidRequest([{ path: "/date", message: range.refused }]);
+  const filters: Partial<Record<UsageDimension, string>> = {};
+  if (q.keyHash !== undefined) filters.key = q.keyHash;
+  if (q.memberUserId !== undefined) filters.member = q.memberUserId;
+  if (q.workspaceId !== undefined) filters.workspace = q.workspaceId;
+  const groupBy: UsageDimension[] = ["day", "model", "provider"];
+  if (q.byWorkspace) groupBy.push("workspace");
+  const report = await readUsageReport(deps.db, organizationId, {
+    ...range,
+    groupBy,
+    filters,
+    offset: 0,
+    limit: ROW_LIMIT,
+  });
+  const providerNames = new Map(deps.catalog.providers.map((p) => [p.id, p.name]));
+  return {
+    data: report.rows.map((r) => {
+      const canonical = r.group.model ?? "";
+      const provider = r.group.provider ?? "";
+      const item: ActivityItem = {
+        date: r.group.day ?? "",
+        // The ledger records the canonical slug; a model since removed from the catalog keeps it.
+        model: deps.catalog.findModel(canonical)?.slug ?? canonical,
+        model_permaslug: canonical,
+        // Endpoints have no ids here; the reference types it as a required string, so it is empty.
+        endpoint_id: "",
+        provider_name: providerNames.get(provider) ?? provider,
+        usage: microsToUsd(r.cost_micros),
+        byok_usage_inference: microsToUsd(r.byok_cost_micros),
+        requests: r.requests + r.byok_requests,
+        prompt_tokens: r.prompt_tokens,
+        completion_tokens: r.completion_tokens,
+        // The ledger does not record reasoning tokens apart; providers count them in completion tokens.
+        reasoning_tokens: 0,
+      };
+      if (q.byWorkspace) item.workspace_id = r.group.workspace ?? "";
+      return item;
+    }),
+  };
+}
