@@ -5,6 +5,7 @@ import { reportUsage } from "../../services/report-usage.js";
 import { USAGE_DIMENSIONS, type UsageDimension } from "../../storage/usage-repo.js";
 import { principalOf } from "../auth.js";
 import { errorResponses, Pagination, page } from "../schemas/common.js";
+import { asSent } from "../schemas/responses.js";
 
 const DIMENSIONS = Object.keys(USAGE_DIMENSIONS).join("|");
 const Day = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "A UTC day, YYYY-MM-DD" });
@@ -32,6 +33,25 @@ const UsageQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const Group = Type.Optional(Type.String());
+/** One group of the report: the grouped values it was asked for, then the sums (docs/api.md#usage). */
+const UsageRow = Type.Object({
+  date: Group,
+  key_hash: Group,
+  member_user_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  workspace_id: Group,
+  guardrail_id: Group,
+  model: Group,
+  provider: Group,
+  requests: Type.Integer(),
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  spend_usd: Type.Number(),
+  byok_requests: Type.Integer(),
+  byok_spend_usd: Type.Number(),
+});
+const UsageResponse = Type.Object({ data: Type.Array(UsageRow), total_count: Type.Integer() });
+
 type Query = {
   from: string;
   to: string;
@@ -47,6 +67,7 @@ export function usageRoutes(app: FastifyInstance, deps: ServiceDeps): void {
   app.get(
     "/api/v1/usage",
     {
+      ...asSent,
       config: { auth: "management" },
       schema: {
         tags: ["Usage"],
@@ -54,7 +75,7 @@ export function usageRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         description:
           "Management key. From the spend ledger of the caller's organization: `from` and `to` are UTC days (both included, at most 366), `group_by` any of day, key, member, workspace, guardrail, model and provider (default day); filters by key_hash, workspace_id, member_user_id, guardrail_id, model, provider. Bring-your-own-key requests and spend are reported apart (`byok_requests`, `byok_spend_usd`). By guardrail, a request counts under each guardrail that governed it. Paged with offset and limit; `total_count` is the number of groups.",
         querystring: UsageQuery,
-        response: errorResponses(400, 401, 403),
+        response: { 200: UsageResponse, ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => {
