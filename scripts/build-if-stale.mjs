@@ -2,7 +2,7 @@
 // instead of spending seconds in the compiler. The newest input is compared with the build's entry
 // point, which every build writes; the browser console is rebuilt with it.
 import { execFileSync } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { chmodSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -42,6 +42,8 @@ if (Math.max(...inputs.map(newest)) > builtAt()) {
       stdio: "inherit",
     },
   );
+  // `npx guardrails` runs the entry itself: tsc writes it without the executable bit.
+  chmodSync(join(root, "dist", "cli", "main.js"), 0o755);
   // The browser console, as `npm run build` writes it (scripts/build-console.ts).
   execFileSync(process.execPath, ["--import", "tsx", join(root, "scripts", "build-console.ts")], {
     cwd: root,
