@@ -9,7 +9,8 @@ import { type LocalUpstream, startLocalUpstream } from "./local-upstream/server.
 import { prettyLogStream } from "./pretty-log.js";
 import { serviceDepsFor } from "./services/context.js";
 import { bootstrap } from "./services/organizations.js";
-import { type DatabaseHandle, openDatabase } from "./storage/database.js";
+import { openDatabase } from "./storage/open.js";
+import type { DatabaseHandle } from "./storage/ports.js";
 
 export interface RunningServer {
   app: FastifyInstance;

@@ -5,8 +5,8 @@ import { newId } from "../domain/ids.js";
 import type { BudgetLayer, EffectivePolicy } from "../domain/policy.js";
 import type { ServiceDeps } from "../services/context.js";
 import type { KeyRecord } from "../storage/key-repo.js";
+import type { AdmissionAsk } from "../storage/ports.js";
 import { type CounterKey, findExpiredReservations, readCounters } from "../storage/spend-repo.js";
-import type { AdmissionAsk } from "../storage/spend-store.js";
 
 /**
  * Budgets under concurrency (issue 4, pitfalls): before forwarding, a request reserves its worst-case

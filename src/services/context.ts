@@ -2,10 +2,16 @@ import type { Catalog } from "../domain/catalog.js";
 import type { Guardrail } from "../domain/guardrail.js";
 import { newId } from "../domain/ids.js";
 import { type AuditEntryRow, insertAuditEntry } from "../storage/audit-repo.js";
-import type { AtomicWrites, ChangeNotice, Coordination, DatabaseHandle } from "../storage/database.js";
+import type {
+  AtomicWrites,
+  ChangeNotice,
+  Coordination,
+  DatabaseHandle,
+  SpendStore,
+} from "../storage/ports.js";
 import type { RowLock } from "../storage/row-lock.js";
 import type { Db, Executor } from "../storage/schema.js";
-import { kyselySpendStore, type SpendStore } from "../storage/spend-store.js";
+import { kyselySpendStore } from "../storage/spend-store.js";
 import type { KeyPolicy } from "./effective-policy.js";
 import { GenerationCache } from "./generation-cache.js";
 

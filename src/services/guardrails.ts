@@ -11,7 +11,6 @@ import {
 } from "../domain/guardrail.js";
 import { isUuid, newId } from "../domain/ids.js";
 import { deleteKeyAssignments, deleteMemberAssignments } from "../storage/assignment-repo.js";
-import type { AtomicWrites, ChangeNotice } from "../storage/database.js";
 import {
   deleteGuardrail,
   findGuardrail,
@@ -20,6 +19,7 @@ import {
   listGuardrails,
   updateGuardrailIfVersion,
 } from "../storage/guardrail-repo.js";
+import type { AtomicWrites, ChangeNotice } from "../storage/ports.js";
 import type { Executor } from "../storage/schema.js";
 import { findWorkspaceByDefaultGuardrail } from "../storage/workspace-repo.js";
 import {
