@@ -1,7 +1,9 @@
 import type { Catalog } from "../domain/catalog.js";
 import type { Guardrail } from "../domain/guardrail.js";
 import { newId } from "../domain/ids.js";
+import type { AppliedGuardrail, EffectivePolicy } from "../domain/policy.js";
 import { type AuditEntryRow, insertAuditEntry } from "../storage/audit-repo.js";
+import type { KeyRecord } from "../storage/key-repo.js";
 import type {
   AtomicWrites,
   ChangeNotice,
@@ -12,7 +14,6 @@ import type {
 import type { RowLock } from "../storage/row-lock.js";
 import type { Db, Executor } from "../storage/schema.js";
 import { kyselySpendStore } from "../storage/spend-store.js";
-import type { KeyPolicy } from "./effective-policy.js";
 import { GenerationCache } from "./generation-cache.js";
 
 /**
@@ -120,6 +121,16 @@ export function serviceDepsFor(database: DatabaseHandle, catalog: Catalog, now?:
     ...(database.atomicWrites ? { atomic: database.atomicWrites } : {}),
     ...(now ? { now } : {}),
   });
+}
+
+/**
+ * An inference key with the guardrails that apply to it and their combined policy (resolved by
+ * effective-policy.ts; here because the key-policy cache holds it).
+ */
+export interface KeyPolicy {
+  key: KeyRecord;
+  applied: AppliedGuardrail[];
+  policy: EffectivePolicy;
 }
 
 /** The authenticated caller of a request. */
