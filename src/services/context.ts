@@ -42,6 +42,9 @@ export class ChangeFeed {
   }
 }
 
+// The spend store's request types, for callers outside the services (the gateway) that use `spend`.
+export type { AdmissionAsk, HeldReservation } from "../storage/ports.js";
+
 /** What every service verb needs; built once in main.ts (or by a test) and passed down. */
 export interface ServiceDeps {
   db: Db;
