@@ -16,7 +16,7 @@ import { createGuardrail, updateGuardrail } from "../src/services/guardrails.js"
 import { createInferenceKey } from "../src/services/keys.js";
 import { createMember } from "../src/services/members.js";
 import { createOrganization } from "../src/services/organizations.js";
-import { openDatabase } from "../src/storage/database.js";
+import { openDatabase } from "../src/storage/open.js";
 import { managementPrincipal } from "./shared.js";
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200_000);

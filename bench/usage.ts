@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { sql } from "kysely";
-import { openDatabase } from "../src/storage/database.js";
+import { openDatabase } from "../src/storage/open.js";
 import type { SpendLedgerTable } from "../src/storage/schema.js";
 import { rollupRows } from "../src/storage/spend-repo.js";
 import { readUsageReport, type UsageDimension } from "../src/storage/usage-repo.js";

@@ -42,6 +42,8 @@ if (Math.max(...inputs.map(newest)) > builtAt()) {
       stdio: "inherit",
     },
   );
+  // The migrations' SQL scripts, which tsc does not copy (scripts/copy-sql.mjs).
+  execFileSync(process.execPath, [join(root, "scripts", "copy-sql.mjs")], { cwd: root, stdio: "inherit" });
   // `npx guardrails` runs the entry itself: tsc writes it without the executable bit.
   chmodSync(join(root, "dist", "cli", "main.js"), 0o755);
   // The browser console, as `npm run build` writes it (scripts/build-console.ts).

@@ -7,8 +7,7 @@ import { DEFAULT_OUTPUT_ALLOWANCE, type OutputAllowance } from "./domain/budget-
 import { type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
 import { type AlertSettings, DEFAULT_ALERT_SETTINGS } from "./gateway/budget-alerts.js";
 import { DEFAULT_SCAN_SETTINGS, type ScanSettings } from "./gateway/scan-request.js";
-import { DEFAULT_POSTGRES_OPTIONS } from "./storage/database.js";
-import type { PostgresOptions } from "./storage/postgres.js";
+import { DEFAULT_POSTGRES_OPTIONS, type PostgresOptions } from "./storage/ports.js";
 
 /**
  * Every environment variable the service reads, parsed and checked once (conventions 7). Each is

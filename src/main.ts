@@ -2,14 +2,15 @@ import type { FastifyInstance } from "fastify";
 import { buildApp, serviceLogger } from "./app.js";
 import type { Config } from "./config.js";
 import { Catalog } from "./domain/catalog.js";
-import { releaseExpired } from "./gateway/spend.js";
 import { Upstreams } from "./gateway/upstream.js";
 import { listenForRegion, type RegionListener } from "./http/region-listeners.js";
 import { type LocalUpstream, startLocalUpstream } from "./local-upstream/server.js";
 import { prettyLogStream } from "./pretty-log.js";
 import { serviceDepsFor } from "./services/context.js";
 import { bootstrap } from "./services/organizations.js";
-import { type DatabaseHandle, openDatabase } from "./storage/database.js";
+import { releaseExpired } from "./services/release-expired-reservations.js";
+import { openDatabase } from "./storage/open.js";
+import type { DatabaseHandle } from "./storage/ports.js";
 
 export interface RunningServer {
   app: FastifyInstance;

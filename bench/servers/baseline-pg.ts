@@ -6,7 +6,7 @@
  */
 import Fastify from "fastify";
 import pg from "pg";
-import { DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/database.js";
+import { DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
 import { serveChild } from "../shared.js";
 import { BASELINE_TABLE, type BaselineBody, insertRow, updateRow } from "./baseline-row.js";
 

@@ -1,7 +1,7 @@
 /**
  * The baseline: a bare Fastify app whose POST inserts a guardrail-sized row (same columns, same JSON
  * text) with one prepared better-sqlite3 statement, and whose PATCH updates one by id. Same file
- * setup and pragmas as src/storage/database.ts; no auth, validation, audit or transactions.
+ * setup and pragmas as src/storage/sqlite/database.ts; no auth, validation, audit or transactions.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

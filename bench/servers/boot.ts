@@ -11,7 +11,8 @@ import { buildApp } from "../../src/app.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
 import { serviceDepsFor } from "../../src/services/context.js";
-import { DEFAULT_POSTGRES_OPTIONS, openDatabase } from "../../src/storage/database.js";
+import { openDatabase } from "../../src/storage/open.js";
+import { DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
 
 export async function bootService(catalog: CatalogData, providerKeys: Record<string, string>) {
   const postgresUrl = process.env.BENCH_DATABASE_URL;

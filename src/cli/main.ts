@@ -18,7 +18,7 @@ import {
 } from "../services/keys.js";
 import { bootstrap, createOrganization } from "../services/organizations.js";
 import { listOrganizationWorkspaces, presentWorkspace } from "../services/workspaces.js";
-import { openDatabase } from "../storage/database.js";
+import { openDatabase } from "../storage/open.js";
 import {
   describeError,
   errorBody,

@@ -1,5 +1,5 @@
-import type { ResetInterval } from "./guardrail.js";
 import { microsToUsd } from "./money.js";
+import type { ResetInterval } from "./reset-interval.js";
 
 /** Alert thresholds are whole percents of a window's limit: 1 to 100, at most this many per guardrail. */
 export const MAX_ALERT_THRESHOLDS = 10;

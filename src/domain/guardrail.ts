@@ -11,8 +11,9 @@ import {
 import { type Issue, invalidRequest } from "./errors.js";
 import { MAX_LIMIT_USD, microsToUsd, usdToMicros } from "./money.js";
 
-export const RESET_INTERVALS = ["daily", "weekly", "monthly"] as const;
-export type ResetInterval = (typeof RESET_INTERVALS)[number];
+import { RESET_INTERVALS, type ResetInterval } from "./reset-interval.js";
+
+export { RESET_INTERVALS, type ResetInterval };
 
 /** The policy fields of a guardrail, as stored (snake_case: one vocabulary in code, API and tables). */
 export interface GuardrailPolicy {

@@ -3,10 +3,13 @@ import { budgetWindow } from "../domain/budget-window.js";
 import type { BudgetCheck } from "../domain/decision.js";
 import { newId } from "../domain/ids.js";
 import type { BudgetLayer, EffectivePolicy } from "../domain/policy.js";
-import type { ServiceDeps } from "../services/context.js";
-import type { KeyRecord } from "../storage/key-repo.js";
-import { type CounterKey, findExpiredReservations, readCounters } from "../storage/spend-repo.js";
-import type { AdmissionAsk } from "../storage/spend-store.js";
+import type { AdmissionAsk, ServiceDeps } from "../services/context.js";
+import type { KeyRecord } from "../services/effective-policy.js";
+import {
+  type CounterKey,
+  type ReadBudgetCountersDeps,
+  readBudgetCounters,
+} from "../services/read-budget-counters.js";
 
 /**
  * Budgets under concurrency (issue 4, pitfalls): before forwarding, a request reserves its worst-case
@@ -14,6 +17,9 @@ import type { AdmissionAsk } from "../storage/spend-store.js";
  * UPDATE; it is settled to the actual cost when usage arrives, or released if the upstream fails.
  * Spend can therefore pass a limit by at most the one request admitted while something remained.
  */
+
+/** What the spend writes of the request path need: the spend store and the clock. */
+type SpendDeps = Pick<ServiceDeps, "spend" | "now">;
 
 function counterOf(key: KeyRecord, layer: BudgetLayer, now: Date): CounterKey {
   return {
@@ -28,13 +34,13 @@ function counterOf(key: KeyRecord, layer: BudgetLayer, now: Date): CounterKey {
 
 /** Spend plus open reservations in the current window of each budget layer, by index of policy.budgets. */
 export async function readUsage(
-  deps: ServiceDeps,
+  deps: ReadBudgetCountersDeps,
   key: KeyRecord,
   policy: EffectivePolicy,
   now: Date,
 ): Promise<{ spent: number[]; reserved: number[] }> {
-  const usage = await readCounters(
-    deps.db,
+  const usage = await readBudgetCounters(
+    deps,
     key.organization_id,
     policy.budgets.map((b) => counterOf(key, b, now)),
   );
@@ -55,7 +61,7 @@ export type ReserveOutcome = { ok: true; reservation: Reservation | null } | { o
  * to hold (null reservation, no write).
  */
 export async function reserve(
-  deps: ServiceDeps,
+  deps: SpendDeps,
   key: KeyRecord,
   checks: BudgetCheck[],
   amount: number,
@@ -97,7 +103,7 @@ export type AdmitOutcome =
  * no counted layer nothing is held and nothing capped. On refusal, `index` is into `checks`.
  */
 export async function admitRequest(
-  deps: ServiceDeps,
+  deps: SpendDeps,
   key: KeyRecord,
   checks: BudgetCheck[],
   ask: AdmissionAsk,
@@ -149,7 +155,7 @@ export interface SpendRecord {
  * onto the counters.
  */
 export async function settle(
-  deps: ServiceDeps,
+  deps: SpendDeps,
   reservation: Reservation | null,
   spend: SpendRecord,
 ): Promise<void> {
@@ -177,23 +183,6 @@ export async function settle(
 }
 
 /** Gives a reservation back (the upstream failed or the request was refused after reserving). */
-export async function release(deps: ServiceDeps, reservation: Reservation | null): Promise<void> {
+export async function release(deps: SpendDeps, reservation: Reservation | null): Promise<void> {
   if (reservation) await deps.spend.release(reservation);
-}
-
-/**
- * Releases reservations whose request can no longer be running (a crashed process left them):
- * their hold outlasts the provider's time-out. Returns how many were released.
- */
-export async function releaseExpired(deps: ServiceDeps, batch = 100): Promise<number> {
-  const expired = await findExpiredReservations(deps.db, deps.now().toISOString(), batch);
-  for (const row of expired) {
-    await release(deps, {
-      id: row.id,
-      organizationId: row.organization_id,
-      counters: JSON.parse(row.counters) as CounterKey[],
-      amount: Number(row.amount_micros),
-    });
-  }
-  return expired.length;
 }

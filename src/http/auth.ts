@@ -8,8 +8,8 @@ import {
   requireManagement,
 } from "../services/authenticate.js";
 import type { Principal, ServiceDeps } from "../services/context.js";
+import type { SessionRecord } from "../services/sessions.js";
 import { resolveSession } from "../services/sessions.js";
-import type { SessionRecord } from "../storage/session-repo.js";
 import { checkSameOrigin, isSafeMethod, sessionTokenOf } from "./session-cookie.js";
 
 export type AuthRequirement = "management" | "inference" | "none";

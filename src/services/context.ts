@@ -1,12 +1,19 @@
 import type { Catalog } from "../domain/catalog.js";
 import type { Guardrail } from "../domain/guardrail.js";
 import { newId } from "../domain/ids.js";
+import type { AppliedGuardrail, EffectivePolicy } from "../domain/policy.js";
 import { type AuditEntryRow, insertAuditEntry } from "../storage/audit-repo.js";
-import type { AtomicWrites, ChangeNotice, Coordination, DatabaseHandle } from "../storage/database.js";
+import type { KeyRecord } from "../storage/key-repo.js";
+import type {
+  AtomicWrites,
+  ChangeNotice,
+  Coordination,
+  DatabaseHandle,
+  SpendStore,
+} from "../storage/ports.js";
 import type { RowLock } from "../storage/row-lock.js";
 import type { Db, Executor } from "../storage/schema.js";
-import { kyselySpendStore, type SpendStore } from "../storage/spend-store.js";
-import type { KeyPolicy } from "./effective-policy.js";
+import { kyselySpendStore } from "../storage/spend-store.js";
 import { GenerationCache } from "./generation-cache.js";
 
 /**
@@ -34,6 +41,9 @@ export class ChangeFeed {
     this.bump({ keys: true });
   }
 }
+
+// The spend store's request types, for callers outside the services (the gateway) that use `spend`.
+export type { AdmissionAsk, HeldReservation } from "../storage/ports.js";
 
 /** What every service verb needs; built once in main.ts (or by a test) and passed down. */
 export interface ServiceDeps {
@@ -114,6 +124,16 @@ export function serviceDepsFor(database: DatabaseHandle, catalog: Catalog, now?:
     ...(database.atomicWrites ? { atomic: database.atomicWrites } : {}),
     ...(now ? { now } : {}),
   });
+}
+
+/**
+ * An inference key with the guardrails that apply to it and their combined policy (resolved by
+ * effective-policy.ts; here because the key-policy cache holds it).
+ */
+export interface KeyPolicy {
+  key: KeyRecord;
+  applied: AppliedGuardrail[];
+  policy: EffectivePolicy;
 }
 
 /** The authenticated caller of a request. */

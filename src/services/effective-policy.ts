@@ -10,13 +10,10 @@ import {
 import { findKeyGuardrailIds } from "../storage/assignment-repo.js";
 import { findGuardrail } from "../storage/guardrail-repo.js";
 import { findKeyByHash, type KeyRecord } from "../storage/key-repo.js";
-import type { ServiceDeps } from "./context.js";
+import type { KeyPolicy, ServiceDeps } from "./context.js";
 
-export interface KeyPolicy {
-  key: KeyRecord;
-  applied: AppliedGuardrail[];
-  policy: EffectivePolicy;
-}
+// Callers outside the services (the gateway) name a key and its policy through this module.
+export type { KeyPolicy, KeyRecord };
 
 /** Loads the guardrails that apply to a key, in layer order (decisions §9). */
 async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGuardrail[]> {

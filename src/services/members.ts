@@ -14,6 +14,8 @@ import type { Executor } from "../storage/schema.js";
 import { findDefaultWorkspace, findWorkspace } from "../storage/workspace-repo.js";
 import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
 
+export type { Member };
+
 export interface MemberInput {
   user_id: string;
   name?: string | null;

@@ -1,7 +1,15 @@
 import { invalidRequest } from "../domain/errors.js";
 import { microsToUsd } from "../domain/money.js";
-import { readUsageReport, type UsageDimension, type UsageQuery } from "../storage/usage-repo.js";
+import {
+  readUsageReport,
+  USAGE_DIMENSIONS,
+  type UsageDimension,
+  type UsageQuery,
+} from "../storage/usage-repo.js";
 import type { ServiceDeps } from "./context.js";
+
+// The dimensions a report groups and filters by, for the route that validates them.
+export { USAGE_DIMENSIONS, type UsageDimension };
 
 /** The longest range one report covers: a year and a day (a leap year). */
 export const MAX_USAGE_DAYS = 366;

@@ -15,6 +15,8 @@ import { hashSecret } from "./keys.js";
 /** How long a console session lasts: a working day, after which the key is pasted again. */
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
 
+export type { SessionRecord };
+
 export interface StartedSession {
   /** The token for the cookie; it is stored only as its hash and never shown again. */
   token: string;
@@ -68,4 +70,13 @@ export async function resolveSession(
 /** Signs out: the session is gone from the database, so its cookie opens nothing anywhere. */
 export async function endSession(deps: ServiceDeps, token: string): Promise<void> {
   await deleteSession(deps.db, hashSecret(token));
+}
+
+/** The key a session was opened with, for the console to name it (null once the key is gone). */
+export async function sessionKey(
+  deps: Pick<ServiceDeps, "db">,
+  keyHash: string,
+): Promise<{ name: string; label: string } | null> {
+  const key = await findKeyByHash(deps.db, keyHash);
+  return key ? { name: key.name, label: key.label } : null;
 }

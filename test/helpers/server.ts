@@ -11,7 +11,8 @@ import type { ScanSettings } from "../../src/gateway/scan-request.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
 import { type ServiceDeps, serviceDepsFor } from "../../src/services/context.js";
 import { createOrganization } from "../../src/services/organizations.js";
-import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS, openDatabase } from "../../src/storage/database.js";
+import { openDatabase } from "../../src/storage/open.js";
+import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
 import { createScratchDatabase, dropScratchDatabase } from "./embedded-postgres.js";
 
 export interface TestOrg {
@@ -44,7 +45,7 @@ export interface TestServerOptions {
   trustForwardedHost?: boolean;
   /** Regions come from listeners of their own (listenForRegion), not from Host. */
   regionByListener?: boolean;
-  /** "full" also turns on group commit (src/storage/database.ts). */
+  /** "full" also turns on group commit (src/storage/sqlite/group-commit.ts). */
   sqliteSynchronous?: "normal" | "full";
   /** Base URL that replaces every provider's, so the gateway talks to a local upstream. */
   upstreamUrl?: string;

@@ -5,7 +5,8 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
 import { serviceDepsFor } from "../../src/services/context.js";
-import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS, openDatabase } from "../../src/storage/database.js";
+import { openDatabase } from "../../src/storage/open.js";
+import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
 import {
   type ApiResponse,
   call,

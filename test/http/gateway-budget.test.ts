@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { releaseExpired, reserve } from "../../src/gateway/spend.js";
+import { reserve } from "../../src/gateway/spend.js";
 import { budgetStatuses, resolveKeyPolicy } from "../../src/services/effective-policy.js";
+import { releaseExpired } from "../../src/services/release-expired-reservations.js";
 import { clientFor } from "../helpers/server.js";
 import { ask, chat, type GatewayBench, guardKey, orgWithKey, startGatewayBench } from "./gateway-support.js";
 

@@ -5,18 +5,13 @@ import pg from "pg";
 import { defaultPolicy, type Guardrail } from "../../src/domain/guardrail.js";
 import { newId } from "../../src/domain/ids.js";
 import type { AuditEntryRow } from "../../src/storage/audit-repo.js";
-import type {
-  AtomicWrites,
-  ChangeNotice,
-  DatabaseHandle,
-  WorkspaceGuard,
-} from "../../src/storage/database.js";
 import { findGuardrail, guardrailToRow } from "../../src/storage/guardrail-repo.js";
-import { CHANGES_CHANNEL } from "../../src/storage/postgres.js";
+import type { AtomicWrites, ChangeNotice, DatabaseHandle, WorkspaceGuard } from "../../src/storage/ports.js";
+import { CHANGES_CHANNEL } from "../../src/storage/postgres/notices.js";
 import { clientFor, freshDatabase, startTestServer, TEST_DATABASE_KIND } from "../helpers/server.js";
 
 /**
- * Guardrail writes in one statement on PostgreSQL (src/storage/postgres-writes.ts): the row, its
+ * Guardrail writes in one statement on PostgreSQL (src/storage/postgres/atomic-writes.ts): the row, its
  * audit entry and the change notice are written together or not at all, and only while the
  * precondition read by the caller still holds.
  */

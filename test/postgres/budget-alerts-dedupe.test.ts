@@ -6,7 +6,8 @@ import { type ServiceDeps, serviceDepsFor } from "../../src/services/context.js"
 import { createOrganization } from "../../src/services/organizations.js";
 import { type AlertWatch, raiseBudgetAlerts } from "../../src/services/raise-budget-alerts.js";
 import { listBudgetAlerts } from "../../src/storage/budget-alert-repo.js";
-import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS, openDatabase } from "../../src/storage/database.js";
+import { openDatabase } from "../../src/storage/open.js";
+import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
 import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
 
 /**

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import pg from "pg";
 import { type LocalUpstream, startLocalUpstream } from "../../src/local-upstream/server.js";
-import { LISTENER_APPLICATION_NAME, PROBE_DEADLINE_MS } from "../../src/storage/postgres.js";
+import { LISTENER_APPLICATION_NAME, PROBE_DEADLINE_MS } from "../../src/storage/postgres/listener.js";
 import { createScratchDatabase, dropScratchDatabase } from "../helpers/embedded-postgres.js";
 import { TEST_DATABASE_URL } from "../helpers/server.js";
 import {

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import SqliteDatabase from "better-sqlite3";
-import { type DatabaseHandle, openDatabase } from "../../src/storage/database.js";
+import { openDatabase } from "../../src/storage/open.js";
+import type { DatabaseHandle } from "../../src/storage/ports.js";
 import type { Executor } from "../../src/storage/schema.js";
 
 for (const synchronous of ["normal", "full"] as const)

@@ -3,17 +3,17 @@ import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
 import { newId } from "../../src/domain/ids.js";
-import type { DatabaseHandle } from "../../src/storage/database.js";
+import type { DatabaseHandle, SpendStore } from "../../src/storage/ports.js";
 import type { CounterKey } from "../../src/storage/spend-repo.js";
 import { readCounters } from "../../src/storage/spend-repo.js";
-import { kyselySpendStore, type SpendStore } from "../../src/storage/spend-store.js";
+import { kyselySpendStore } from "../../src/storage/spend-store.js";
 import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
 
 /**
  * The spend store contract (issue 4, spend), on a real database: on SQLite against both adapters
  * (the portable Kysely one and SQLite's synchronous fast path), on PostgreSQL (`npm run
  * test:postgres`) against the Kysely one and the batch function the service uses there
- * (src/storage/postgres-spend.ts).
+ * (src/storage/postgres/spend-store.ts).
  */
 
 let sequence = 0;

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
-import type { ServiceDeps } from "../../services/context.js";
-import { listAuditEntries } from "../../storage/audit-repo.js";
+import { type ReadAuditLogDeps, readAuditLog } from "../../services/read-audit-log.js";
 import { principalOf } from "../auth.js";
 import { errorResponses, Pagination, page } from "../schemas/common.js";
 import { AuditLogResponse, asSent } from "../schemas/responses.js";
@@ -16,7 +15,7 @@ function parse(text: string | null): unknown {
 }
 
 /** GET /api/v1/audit-log: every management change of the organization, newest first. */
-export function auditLogRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function auditLogRoutes(app: FastifyInstance, deps: ReadAuditLogDeps): void {
   app.get(
     "/api/v1/audit-log",
     {
@@ -33,7 +32,7 @@ export function auditLogRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     },
     async (request) => {
       const query = request.query as { offset?: number; limit?: number; resource_id?: string };
-      const result = await listAuditEntries(deps.db, principalOf(request).organizationId, {
+      const result = await readAuditLog(deps, principalOf(request).organizationId, {
         ...page(query),
         ...(query.resource_id !== undefined ? { resourceId: query.resource_id } : {}),
       });

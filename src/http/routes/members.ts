@@ -8,12 +8,12 @@ import {
   listOrganizationMembers,
   type MemberInput,
   type MemberPatch,
+  type Member as MemberRecord,
   presentMember,
   removeMember,
   updateMember,
 } from "../../services/members.js";
 import { readMemberSpend } from "../../services/read-subject-spend.js";
-import type { Member as MemberRecord } from "../../storage/member-repo.js";
 import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";

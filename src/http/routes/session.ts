@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
-import { endSession, SESSION_TTL_SECONDS, startSession } from "../../services/sessions.js";
-import { findKeyByHash } from "../../storage/key-repo.js";
+import { endSession, SESSION_TTL_SECONDS, sessionKey, startSession } from "../../services/sessions.js";
 import { principalOf } from "../auth.js";
 import { errorResponses } from "../schemas/common.js";
 import {
@@ -59,7 +58,7 @@ export function sessionRoutes(app: FastifyInstance, deps: ServiceDeps, trustProx
       // without Origin (curl, a script) is not a browser's and carries the key itself.
       if (request.headers.origin !== undefined) checkSameOrigin(request, trustProxy);
       const { token, record } = await startSession(deps, (request.body as { key: string }).key);
-      const key = await findKeyByHash(deps.db, record.key_hash);
+      const key = await sessionKey(deps, record.key_hash);
       reply.header(
         "set-cookie",
         sessionCookie(token, SESSION_TTL_SECONDS, cameOverHttps(request, trustProxy)),
@@ -89,7 +88,7 @@ export function sessionRoutes(app: FastifyInstance, deps: ServiceDeps, trustProx
     },
     async (request) => {
       const principal = principalOf(request);
-      const key = await findKeyByHash(deps.db, principal.keyHash);
+      const key = await sessionKey(deps, principal.keyHash);
       return {
         data: {
           organization_id: principal.organizationId,

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
-import { reportUsage } from "../../services/report-usage.js";
-import { USAGE_DIMENSIONS, type UsageDimension } from "../../storage/usage-repo.js";
+import { reportUsage, USAGE_DIMENSIONS, type UsageDimension } from "../../services/report-usage.js";
 import { principalOf } from "../auth.js";
 import { errorResponses, Pagination, page } from "../schemas/common.js";
 import { asSent } from "../schemas/responses.js";

@@ -1,9 +1,10 @@
 import type pg from "pg";
-import type { AuditEntryRow } from "./audit-repo.js";
+import type { AuditEntryRow } from "../audit-repo.js";
+import type { AtomicWrites, ChangeNotice, WorkspaceGuard } from "../ports.js";
+import type { GuardrailTable } from "../schema.js";
 import { Batcher } from "./batcher.js";
-import { type AtomicWrites, type ChangeNotice, noticePayload, type WorkspaceGuard } from "./database.js";
-import { isDataError } from "./postgres-errors.js";
-import type { GuardrailTable } from "./schema.js";
+import { isDataError } from "./errors.js";
+import { noticePayload } from "./notices.js";
 
 /**
  * Guardrail writes on PostgreSQL in one statement each: the row, its audit entry and the change

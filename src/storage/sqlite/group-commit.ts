@@ -1,5 +1,5 @@
 import { CompiledQuery } from "kysely";
-import type { Db, Executor } from "./schema.js";
+import type { Db, Executor } from "../schema.js";
 
 const SAVEPOINT = CompiledQuery.raw("savepoint change");
 const RELEASE = CompiledQuery.raw("release savepoint change");

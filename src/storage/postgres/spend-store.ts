@@ -1,10 +1,10 @@
 import type pg from "pg";
-import type { Admission } from "../domain/budget-admission.js";
+import type { Admission } from "../../domain/budget-admission.js";
+import type { AdmissionAsk, HeldReservation, SpendStore } from "../ports.js";
+import type { BudgetReservationTable, SpendLedgerTable } from "../schema.js";
+import type { CounterKey } from "../spend-repo.js";
 import { Batcher } from "./batcher.js";
-import { LOST_RACE, retryingRaces, sqlState } from "./postgres-errors.js";
-import type { BudgetReservationTable, SpendLedgerTable } from "./schema.js";
-import type { CounterKey } from "./spend-repo.js";
-import type { AdmissionAsk, HeldReservation, SpendStore } from "./spend-store.js";
+import { LOST_RACE, retryingRaces, sqlState } from "./errors.js";
 
 /**
  * The gateway's spend writes on PostgreSQL. Every request on one budget updates the same counter

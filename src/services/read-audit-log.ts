@@ -1,0 +1,16 @@
+import { type AuditEntry, listAuditEntries } from "../storage/audit-repo.js";
+import type { ServiceDeps } from "./context.js";
+
+/** What reading the audit log needs: the database to read, nothing else. */
+export type ReadAuditLogDeps = Pick<ServiceDeps, "db">;
+
+export type { AuditEntry };
+
+/** An organization's management changes, newest first, a page at a time (optionally of one resource). */
+export async function readAuditLog(
+  deps: ReadAuditLogDeps,
+  organizationId: string,
+  page: { offset: number; limit: number; resourceId?: string },
+): Promise<{ items: AuditEntry[]; total: number }> {
+  return listAuditEntries(deps.db, organizationId, page);
+}
