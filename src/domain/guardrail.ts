@@ -42,7 +42,7 @@ export interface Guardrail extends GuardrailPolicy {
   organization_id: string;
   workspace_id: string;
   is_workspace_default: boolean;
-  /** Increments on every write; the entity tag is derived from it (decisions §7). */
+  /** Increments on every write; the entity tag is derived from it (docs/behaviour.md#concurrency). */
   version: number;
   created_at: string;
   updated_at: string | null;
@@ -75,7 +75,7 @@ export interface GuardrailBody {
   [zdrFlag: `enforce_zdr_${string}`]: boolean | null | undefined;
 }
 
-/** Defaults of decisions §4. */
+/** The defaults of a new guardrail (docs/behaviour.md#guardrail-defaults). */
 export function defaultPolicy(name: string, familyIds: string[]): GuardrailPolicy {
   return {
     name,
@@ -126,7 +126,7 @@ function knownProviders(items: string[], path: string, catalog: Catalog, issues:
 /**
  * Applies a validated create or update body to a policy and returns the new policy, or throws a 400
  * naming every offending property. Pure: the caller supplies the current policy (defaults on create).
- * Update semantics (decisions §7): only supplied properties change, null clears, lists replace whole.
+ * Update semantics (docs/behaviour.md#partial-update): only supplied properties change, null clears, lists replace whole.
  */
 export function applyGuardrailBody(
   current: GuardrailPolicy,
@@ -189,7 +189,7 @@ export function applyGuardrailBody(
     const value = body[flag];
     if (value !== undefined) next[flag] = value;
   }
-  // Deprecated enforce_zdr: copied into each family flag the same request does not set (spec, create).
+  // Deprecated enforce_zdr: copied into each family flag the same request does not set (docs/behaviour.md#enforce-zdr-deprecated).
   const legacy = body.enforce_zdr;
   for (const family of catalog.familyIds()) {
     const explicit = body[`enforce_zdr_${family}`];
@@ -213,7 +213,7 @@ export function applyGuardrailBody(
     next.alert_thresholds =
       body.alert_thresholds === null ? null : normalizeThresholds(body.alert_thresholds);
   }
-  // After the request is applied the two are both null or both set (decisions §5); on update the
+  // After the request is applied the two are both null or both set (docs/behaviour.md#budget-fields); on update the
   // stored value of the one not sent counts.
   if (
     !issues.some((i) => i.path === "/limit_usd") &&
@@ -236,7 +236,7 @@ export function applyGuardrailBody(
   return next;
 }
 
-/** The guardrail as returned in `data` (specification, Resources). */
+/** The guardrail as returned in `data` (docs/behaviour.md#guardrail-fields). */
 export function presentGuardrail(g: Guardrail, familyIds: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: g.id,

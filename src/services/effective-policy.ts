@@ -18,7 +18,7 @@ export interface KeyPolicy {
   policy: EffectivePolicy;
 }
 
-/** Loads the guardrails that apply to a key, in layer order (decisions §9). */
+/** Loads the guardrails that apply to a key, in layer order (docs/behaviour.md#layers). */
 async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGuardrail[]> {
   if (key.workspace_id === null) return [];
   const org = key.organization_id;
@@ -33,7 +33,7 @@ async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGu
   for (const [layer, id] of wanted) {
     if (id === undefined) continue;
     const guardrail: Guardrail | undefined = await findGuardrail(deps.db, org, id);
-    // The workspace default applies only once materialized (decisions §9).
+    // The workspace default applies only once materialized (docs/behaviour.md#layers).
     if (guardrail) applied.push({ layer, guardrail });
   }
   return applied;
@@ -41,7 +41,7 @@ async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGu
 
 /**
  * The effective policy of an inference key, from the warm cache when nothing changed since it was
- * computed (issue 3, freshness). Undefined for an unknown or disabled key.
+ * computed (docs/behaviour.md#freshness). Undefined for an unknown or disabled key.
  */
 export async function resolveKeyPolicy(deps: ServiceDeps, keyHash: string): Promise<KeyPolicy | undefined> {
   const result = await deps.caches.keyPolicies.getOrCompute(

@@ -17,7 +17,7 @@ import { resolveTargetWorkspace } from "./workspaces.js";
 
 const SECRET_PREFIX = { management: "sk-gr-mgmt-", inference: "sk-gr-v1-" } as const;
 
-/** SHA-256 (hex) of a secret: the only form in which a key is stored (decisions §2). */
+/** SHA-256 (hex) of a secret: the only form in which a key is stored (docs/behaviour.md#key-secrets). */
 export function hashSecret(secret: string): string {
   return createHash("sha256").update(secret, "utf8").digest("hex");
 }

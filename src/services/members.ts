@@ -41,7 +41,7 @@ export function presentMember(m: Member): Record<string, unknown> {
 
 /**
  * The workspaces a member belongs to: those asked for, checked to exist in the organization, plus
- * the default workspace while it exists (issue 3, members).
+ * the default workspace while it exists (docs/behaviour.md#members).
  */
 async function memberWorkspaces(
   deps: ServiceDeps,

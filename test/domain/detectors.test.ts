@@ -12,7 +12,7 @@ import { normalizeForInjection } from "../../src/domain/detectors/regex-prompt-i
 import { isIssuableSsn } from "../../src/domain/detectors/ssn.js";
 
 /**
- * The builtin detectors (decisions §6) against a labelled corpus: positives and hard negatives for
+ * The builtin detectors (docs/behaviour.md#builtin-filters) against a labelled corpus: positives and hard negatives for
  * every slug in test/fixtures/detector-corpus/<slug>.jsonl. A positive counts as found when the
  * detector returns at least one span; a negative as a false positive when it returns any. The
  * table is printed on every run. Floors (docs/detectors.md): 0.95 precision and recall for the
@@ -87,7 +87,7 @@ function table(rows: Measure[]): string {
   return [header, ...lines].join("\n");
 }
 
-describe("builtin detectors on the labelled corpus (decisions §6)", () => {
+describe("builtin detectors on the labelled corpus (docs/behaviour.md#builtin-filters)", () => {
   const rows = BUILTIN_SLUGS.map(measure);
 
   it("prints precision and recall per slug", () => {

@@ -53,7 +53,7 @@ const IdParams = Type.Object({ id: Type.String() });
 const Assigned = Type.Object({ assigned_count: Type.Integer() });
 const Unassigned = Type.Object({ unassigned_count: Type.Integer() });
 
-/** Key and member assignments (decisions §8), in the shapes the reference SDK expects. */
+/** Key and member assignments (docs/behaviour.md#assignments), in the shapes the reference SDK expects. */
 export function assignmentRoutes(app: FastifyInstance, deps: ServiceDeps): void {
   const tags = ["Assignments"];
   const config = { auth: "management" as const };

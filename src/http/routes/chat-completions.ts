@@ -9,7 +9,7 @@ import { ChatCompletionRequest } from "../schemas/chat.js";
 import { errorResponses } from "../schemas/common.js";
 import { asSent, ChatCompletionResponse } from "../schemas/responses.js";
 
-/** POST /api/v1/chat/completions: the governed, OpenAI-compatible request path (issue 4). */
+/** POST /api/v1/chat/completions: the governed, OpenAI-compatible request path (docs/gateway.md#what-happens-to-a-request). */
 export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): void {
   app.post(
     "/api/v1/chat/completions",

@@ -75,7 +75,7 @@ const stringList = (maxItems: number, description: string) =>
     }),
   );
 
-/** The properties shared by create and update (specification, Endpoints; decisions §5–6). */
+/** The properties shared by create and update (docs/behaviour.md#guardrail-fields; docs/behaviour.md#content-filters). */
 function policyProperties(familyIds: string[]) {
   const zdrFlags: Record<string, TSchema> = {};
   for (const family of familyIds) {
@@ -95,7 +95,7 @@ function policyProperties(familyIds: string[]) {
     allowed_providers: Type.Optional(stringList(MAX_PROVIDER_ITEMS, "Provider ids.")),
     ignored_models: Type.Optional(stringList(MAX_MODEL_ITEMS, "Models excluded from routing.")),
     ignored_providers: Type.Optional(stringList(MAX_PROVIDER_ITEMS, "Providers excluded from routing.")),
-    // "An empty list is always a 400; null means no restriction" (decisions §5): filter lists too.
+    // "An empty list is always a 400; null means no restriction" (docs/behaviour.md#empty-lists): filter lists too.
     content_filter_builtins: Type.Optional(
       Nullable(Type.Array(BuiltinFilterInput, { minItems: 1, maxItems: BUILTIN_SLUGS.length })),
     ),
@@ -191,5 +191,5 @@ export function guardrailSchemas(familyIds: string[]) {
   return { CreateGuardrailBody, UpdateGuardrailBody, Guardrail, ListGuardrailsQuery };
 }
 
-/** Properties a PATCH may not carry, with a clearer message than "unknown property" (decisions §7). */
+/** Properties a PATCH may not carry, with a clearer message than "unknown property" (docs/behaviour.md#not-updatable). */
 export const NOT_UPDATABLE = ["id", "workspace_id", "created_at", "updated_at"];
