@@ -236,9 +236,43 @@ export function applyGuardrailBody(
   return next;
 }
 
-/** The guardrail as returned in `data` (docs/behaviour.md#guardrail-fields). */
-export function presentGuardrail(g: Guardrail, familyIds: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {
+/**
+ * The guardrail as returned in `data` (docs/behaviour.md#guardrail-fields). Its response schema in
+ * src/http/schemas/guardrail.ts is checked against this type when the project compiles.
+ */
+export interface PresentedGuardrail {
+  id: string;
+  name: string;
+  description: string | null;
+  workspace_id: string;
+  created_at: string;
+  updated_at: string | null;
+  allowed_data_regions: Region[] | null;
+  allowed_models: string[] | null;
+  allowed_providers: string[] | null;
+  ignored_models: string[] | null;
+  ignored_providers: string[] | null;
+  content_filter_builtins: (BuiltinFilter & { label: string })[] | null;
+  content_filters: CustomFilter[] | null;
+  enable_free_model_publication: boolean;
+  enable_free_model_training: boolean;
+  enable_paid_model_training: boolean;
+  enforce_zdr: null;
+  include_byok_in_budgets: boolean;
+  limit_usd: number | null;
+  reset_interval: ResetInterval | null;
+  alert_thresholds: number[] | null;
+  /** One flag per vendor family of the catalog: the families are configuration. */
+  [zdrFlag: `enforce_zdr_${string}`]: boolean;
+  /** Readers that walk the fields by name (the audit diff, the command line) get unknown. */
+  [field: string]: unknown;
+}
+
+export function presentGuardrail(g: Guardrail, familyIds: string[]): PresentedGuardrail {
+  const flags: Record<`enforce_zdr_${string}`, boolean> = {};
+  for (const family of familyIds) flags[`enforce_zdr_${family}`] = g.enforce_zdr[family] ?? false;
+  // The flags sit between enforce_zdr and include_byok_in_budgets, where the reference service has them.
+  return {
     id: g.id,
     name: g.name,
     description: g.description,
@@ -257,13 +291,12 @@ export function presentGuardrail(g: Guardrail, familyIds: string[]): Record<stri
     enable_free_model_training: g.enable_free_model_training,
     enable_paid_model_training: g.enable_paid_model_training,
     enforce_zdr: null,
+    ...flags,
+    include_byok_in_budgets: g.include_byok_in_budgets,
+    limit_usd: g.limit_micros === null ? null : microsToUsd(g.limit_micros),
+    reset_interval: g.reset_interval,
+    alert_thresholds: g.alert_thresholds,
   };
-  for (const family of familyIds) out[`enforce_zdr_${family}`] = g.enforce_zdr[family] ?? false;
-  out.include_byok_in_budgets = g.include_byok_in_budgets;
-  out.limit_usd = g.limit_micros === null ? null : microsToUsd(g.limit_micros);
-  out.reset_interval = g.reset_interval;
-  out.alert_thresholds = g.alert_thresholds;
-  return out;
 }
 
 export function etagOf(g: Pick<Guardrail, "version">): string {

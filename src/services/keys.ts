@@ -161,7 +161,7 @@ export async function createInferenceKey(
  * the limit fields carry the reference service's values for a key without one; `usage` comes from
  * the spend ledger (services/key-usage.ts).
  */
-export function presentKey(k: KeyRecord, usage: KeyUsage = NO_USAGE): Record<string, unknown> {
+export function presentKey(k: KeyRecord, usage: KeyUsage = NO_USAGE) {
   return {
     hash: k.hash,
     name: k.name,
@@ -201,7 +201,7 @@ export async function presentKeys(
   deps: ServiceDeps,
   organizationId: string,
   keys: readonly KeyRecord[],
-): Promise<Record<string, unknown>[]> {
+): Promise<ReturnType<typeof presentKey>[]> {
   const usage = await readKeyUsage(
     deps,
     organizationId,

@@ -27,7 +27,7 @@ export interface MemberPatch {
   workspace_ids?: string[];
 }
 
-export function presentMember(m: Member): Record<string, unknown> {
+export function presentMember(m: Member) {
   return {
     user_id: m.user_id,
     organization_id: m.organization_id,

@@ -23,7 +23,7 @@ import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type Servi
  * service does not have (default models, observability logging) carry the values of a workspace
  * where they are off.
  */
-export function presentWorkspace(ws: Workspace): Record<string, unknown> {
+export function presentWorkspace(ws: Workspace) {
   return {
     id: ws.id,
     name: ws.name,

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
@@ -16,7 +17,8 @@ function parse(text: string | null): unknown {
 }
 
 /** GET /api/v1/audit-log: every management change of the organization, newest first. */
-export function auditLogRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function auditLogRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     "/api/v1/audit-log",
     {
@@ -32,7 +34,7 @@ export function auditLogRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      const query = request.query as { offset?: number; limit?: number; resource_id?: string };
+      const query = request.query;
       const result = await listAuditEntries(deps.db, principalOf(request).organizationId, {
         ...page(query),
         ...(query.resource_id !== undefined ? { resourceId: query.resource_id } : {}),

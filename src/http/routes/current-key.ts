@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { REGIONS } from "../../domain/catalog.js";
 import { builtinLabel } from "../../domain/content-filters.js";
@@ -31,7 +32,8 @@ function presentPolicy(p: EffectivePolicy, familyIds: string[]): Record<string, 
 }
 
 /** GET /api/v1/key: the calling inference key, the guardrails that govern it and its effective policy. */
-export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const families = deps.catalog.familyIds();
   app.get(
     "/api/v1/key",
@@ -51,6 +53,8 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
       const resolved = await resolveKeyPolicy(deps, principal.keyHash);
       if (!resolved) throw new AppError("invalid_api_key");
       const { key, applied, policy } = resolved;
+      // Only inference keys reach this route, and an inference key always has a workspace.
+      if (key.workspace_id === null) throw new AppError("invalid_api_key");
       const now = deps.now();
       const usage = await readUsage(deps, key, policy, now);
       const spent = (await readKeyUsage(deps, key.organization_id, [key.hash], now)).get(key.hash);

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Model } from "../../domain/catalog.js";
@@ -51,7 +52,12 @@ function presentModel(m: Model, familyOf: (m: Model) => string) {
 }
 
 /** The catalog (public, like the reference service's model list). */
-export function modelRoutes(app: FastifyInstance, deps: ServiceDeps, unavailable: ReadonlySet<string>): void {
+export function modelRoutes(
+  parent: FastifyInstance,
+  deps: ServiceDeps,
+  unavailable: ReadonlySet<string>,
+): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const models = deps.catalog.models.map((m) => presentModel(m, (x) => deps.catalog.familyOf(x)));
   app.get(
     "/api/v1/models",
@@ -97,13 +103,13 @@ export function modelRoutes(app: FastifyInstance, deps: ServiceDeps, unavailable
         response: { 200: ModelResponse },
       },
     },
-    async (request) => retrieve((request.params as { id: string }).id),
+    async (request) => retrieve(request.params.id),
   );
   app.get(
     "/api/v1/models/:author/:name",
     { schema: { hide: true, params: Type.Object({ author: Type.String(), name: Type.String() }) } },
     async (request) => {
-      const { author, name } = request.params as { author: string; name: string };
+      const { author, name } = request.params;
       return retrieve(`${author}/${name}`);
     },
   );
@@ -123,7 +129,7 @@ export function modelRoutes(app: FastifyInstance, deps: ServiceDeps, unavailable
       },
     },
     async (request) => {
-      const { author, name } = request.params as { author: string; name: string };
+      const { author, name } = request.params;
       const model = deps.catalog.findModel(`${author}/${name}`);
       if (!model) throw notFound();
       const pricing = {
