@@ -1,4 +1,5 @@
 import { type BudgetWindow, budgetWindow } from "../domain/budget-window.js";
+import { builtinLabel } from "../domain/content-filters.js";
 import type { Guardrail } from "../domain/guardrail.js";
 import { workspaceDefaultGuardrailId } from "../domain/ids.js";
 import {
@@ -79,4 +80,22 @@ export function budgetStatuses(
     spent_micros: usage.spent[i] ?? 0,
     reserved_micros: usage.reserved[i] ?? 0,
   }));
+}
+
+/** The effective policy as GET /api/v1/key shows it: the guardrail fields, labels and flags by name. */
+export function presentPolicy(p: EffectivePolicy, familyIds: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    allowed_data_regions: p.allowed_data_regions,
+    allowed_models: p.allowed_models,
+    allowed_providers: p.allowed_providers,
+    ignored_models: p.ignored_models,
+    ignored_providers: p.ignored_providers,
+    enable_free_model_publication: p.enable_free_model_publication,
+    enable_free_model_training: p.enable_free_model_training,
+    enable_paid_model_training: p.enable_paid_model_training,
+    content_filter_builtins: p.content_filter_builtins.map((f) => ({ ...f, label: builtinLabel(f.slug) })),
+    content_filters: p.content_filters,
+  };
+  for (const family of familyIds) out[`enforce_zdr_${family}`] = p.enforce_zdr[family] ?? false;
+  return out;
 }

@@ -8,10 +8,10 @@ import {
   getKey,
   listKeys,
   presentKey,
-  presentKeys,
   removeKey,
   updateKey,
 } from "../../services/keys.js";
+import { presentServedKey, presentServedKeys } from "../../services/served-keys.js";
 import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
@@ -105,31 +105,6 @@ const ListKeysQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/**
- * Keys as this API serves them. Only inference keys are served here, and they always belong to a
- * workspace; the stored type allows none because management keys have none.
- */
-async function presentServedKeys(
-  deps: ServiceDeps,
-  organizationId: string,
-  keys: readonly Parameters<typeof presentKey>[0][],
-) {
-  return (await presentKeys(deps, organizationId, keys)).map((k) => {
-    if (k.workspace_id === null) throw new Error("a management key cannot be served as an inference key");
-    return { ...k, workspace_id: k.workspace_id };
-  });
-}
-
-async function presentServedKey(
-  deps: ServiceDeps,
-  organizationId: string,
-  key: Parameters<typeof presentKey>[0],
-) {
-  const [served] = await presentServedKeys(deps, organizationId, [key]);
-  if (served === undefined) throw new Error("a key presented is a key served");
-  return served;
-}
 
 export function keyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
