@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 4a): the request decision alone, for a key with three applicable guardrails
+ * Benchmark: the request decision alone, for a key with three applicable guardrails
  * (workspace default, member, key), all nine builtin filters and ten custom patterns, on a 4 KB
  * prompt. Baseline in the same run: JSON.parse and JSON.stringify of the same request, the least
  * any proxy does with a body. Target: p50 below 150 µs. Then the cost per KB of the person-name and

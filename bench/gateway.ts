@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 4b): chat completions through the gateway to the local upstream, beside the same
+ * Benchmark: chat completions through the gateway to the local upstream, beside the same
  * load sent straight to that upstream, in one run at 50 connections. The gateway's key is governed
  * by a budget (every request reserves and settles in SQLite) and two content filters. Targets: at
  * least 0.5 of the direct throughput and at most 1 ms added p50 latency, judged with an upstream

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:postgres` (issue 5): the service on PostgreSQL.
+ * `npm run bench:postgres`: the service on PostgreSQL.
  *
  * 1. Create and update of guardrails through one instance, beside the baseline in the same run: a
  *    bare Fastify route inserting (and updating) the same row with `pg`, through a pool of the
@@ -112,7 +112,7 @@ async function gateway(serverUrl: string): Promise<void> {
     console.log(
       `budget after both rounds: spent $${budget?.spent_usd ?? "?"}, reserved $${budget?.reserved_usd ?? "?"} (0 once every request in flight has settled)`,
     );
-    console.log("(figures for the record: issue 5 sets no target for the gateway on PostgreSQL)");
+    console.log("(figures for the record: no target is set for the gateway on PostgreSQL)");
   } finally {
     await upstream.stop();
   }

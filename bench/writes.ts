@@ -85,7 +85,7 @@ export function printReport(
   title: string,
   baseline: Measured[],
   service: Measured[],
-  /** The p99 target of issue 2 (SQLite); null where an issue sets none (PostgreSQL, issue 5). */
+  /** The p99 target on SQLite; null where none is set (PostgreSQL). */
   p99TargetMs: number | null = TARGET_P99_MS,
 ): void {
   const columns = ["scenario", "server", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors", "ratio", "target"];

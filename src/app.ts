@@ -45,7 +45,7 @@ import { renameZdrFamilies } from "./services/zdr-families.js";
 export interface AppDeps extends ServiceDeps {
   /** Answers when the database does (GET /readyz). */
   ping: () => Promise<void>;
-  /** The three region addresses (decisions §1). */
+  /** The three region addresses (docs/behaviour.md#ingress-region). */
   regionBaseUrls: Record<Region, string>;
   /** Take the ingress host from X-Forwarded-Host (only behind a trusted proxy). */
   trustForwardedHost: boolean;
@@ -124,7 +124,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     },
   });
 
-  // Bodies are typed strictly: "10" is not a number and "true" is not a boolean (decisions §4).
+  // Bodies are typed strictly: "10" is not a number and "true" is not a boolean (docs/behaviour.md#strict-bodies).
   // Query strings and path parameters are text by nature, so they alone are coerced.
   const strict = makeAjv({ coerceTypes: false, useDefaults: false, removeAdditional: false });
   const lenient = makeAjv({ coerceTypes: true, useDefaults: true, removeAdditional: false });

@@ -10,7 +10,7 @@ import { DEFAULT_SCAN_SETTINGS, type ScanSettings } from "./gateway/scan-request
 import { DEFAULT_POSTGRES_OPTIONS, type PostgresOptions } from "./storage/ports.js";
 
 /**
- * Every environment variable the service reads, parsed and checked once (conventions 7). Each is
+ * Every environment variable the service reads, parsed and checked once (CONTRIBUTING.md#configuration). Each is
  * documented in docs/configuration.md; nothing else reads process.env.
  */
 export interface Config {
@@ -19,7 +19,7 @@ export interface Config {
   databaseUrl: string;
   /** A management key secret to accept (stored only as its hash). */
   managementKey: string | undefined;
-  /** Base URL of each region address (decisions §1). */
+  /** Base URL of each region address (docs/behaviour.md#ingress-region). */
   regionBaseUrls: Record<Region, string>;
   /** Trust X-Forwarded-Host for the ingress region (only behind a proxy you control). */
   trustForwardedHost: boolean;

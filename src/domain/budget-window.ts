@@ -10,7 +10,7 @@ export interface BudgetWindow {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The calendar window in UTC that contains `now` (decisions §9; pitfalls: windows at the wrong time):
+ * The calendar window in UTC that contains `now` (docs/behaviour.md#budget-windows):
  * daily from 00:00, weekly from Monday 00:00, monthly from the 1st 00:00. Computed from the timestamp
  * alone, so no job has to reset anything and the server's time zone plays no part.
  */

@@ -76,7 +76,7 @@ export class Catalog {
     }
   }
 
-  /** Finds a model by slug or canonical slug (decisions §5). */
+  /** Finds a model by slug or canonical slug (docs/behaviour.md#model-lists). */
   findModel(slugOrCanonical: string): Model | undefined {
     return this.bySlug.get(slugOrCanonical);
   }

@@ -2,7 +2,7 @@ import RE2 from "re2";
 import type { Issue } from "./errors.js";
 import { patternCost } from "./pattern-cost.js";
 
-/** Builtin filter slugs and their system-assigned labels (decisions §6). */
+/** Builtin filter slugs and their system-assigned labels (docs/behaviour.md#builtin-filters). */
 export const BUILTIN_LABELS = {
   email: "[EMAIL]",
   phone: "[PHONE]",
@@ -22,7 +22,7 @@ export type FilterAction = (typeof FILTER_ACTIONS)[number];
 export const SCAN_SCOPES = ["user_only", "all_messages"] as const;
 export type ScanScope = (typeof SCAN_SCOPES)[number];
 
-/** Only this builtin takes a scan scope (decisions §6). */
+/** Only this builtin takes a scan scope (docs/behaviour.md#scan-scope). */
 export const SCOPED_BUILTIN: BuiltinSlug = "regex-prompt-injection";
 export const DEFAULT_REDACT_LABEL = "[REDACTED]";
 
@@ -98,7 +98,7 @@ export interface PatternProblem {
 /**
  * Compiles a custom pattern with RE2, the linear-time engine. RE2 refuses what needs backtracking
  * (lookaround, backreferences, possessive quantifiers), so a pattern it accepts can never take more
- * than linear time on any input (pitfalls: catastrophic backtracking).
+ * than linear time on any input (docs/behaviour.md#custom-patterns).
  */
 export function compilePattern(pattern: string): RE2 {
   return new RE2(pattern, "gu");

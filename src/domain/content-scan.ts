@@ -208,9 +208,9 @@ function redact(text: string, spans: RankedSpan[], json: boolean): string {
 }
 
 /**
- * Runs every filter over every text the request carries (decisions §6). A detector that throws is
+ * Runs every filter over every text the request carries (docs/behaviour.md#what-is-scanned). A detector that throws is
  * not caught here: the caller must refuse the request rather than forward unscanned text
- * (pitfalls: detectors that fail open).
+ * (docs/behaviour.md#detector-failure).
  */
 export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResult {
   // Scanning without a pattern of the policy would forward what it should have caught.

@@ -14,7 +14,7 @@ import { microsToUsd } from "./money.js";
 import type { AppliedGuardrail, BudgetLayer, EffectivePolicy } from "./policy.js";
 
 /**
- * The decision on a governed model request (decisions §9): a pure function of the request, the
+ * The decision on a governed model request (docs/behaviour.md#request-decision): a pure function of the request, the
  * ingress region, the guardrails that apply and their combined policy, the spend in each budget
  * window, and the time. Every rule is evaluated, so a dry run can list every reason; the first
  * violation in rule order decides the answer.
@@ -185,7 +185,7 @@ function modelViolations(input: DecisionInput, model: Model): Violation[] {
   return out;
 }
 
-/** Each endpoint of the model with the rules that remove it (decisions §9, issue 4 endpoint selection). */
+/** Each endpoint of the model with the rules that remove it (docs/behaviour.md#endpoint-selection). */
 function judgeEndpoints(input: DecisionInput, model: Model): Candidate[] {
   const { policy, applied } = input;
   const family = input.catalog.familyOf(model);
@@ -206,7 +206,7 @@ function judgeEndpoints(input: DecisionInput, model: Model): Candidate[] {
       remove("free_model_training_not_allowed", (a) => !a.guardrail.enable_free_model_training);
     if (!endpoint.free && endpoint.trains_on_data && !policy.enable_paid_model_training)
       remove("paid_model_training_not_allowed", (a) => !a.guardrail.enable_paid_model_training);
-    // Through a regional address, only endpoints in that region (decisions §9).
+    // Through a regional address, only endpoints in that region (docs/behaviour.md#region-enforcement).
     if (input.ingress !== "global" && endpoint.region !== input.ingress)
       removed.push({ rule: "outside_ingress_region", guardrail_ids: [] });
     if (input.unavailableProviders.has(p)) removed.push({ rule: "provider_unavailable", guardrail_ids: [] });
@@ -279,7 +279,7 @@ function contentViolation(input: DecisionInput, scan: ScanResult): Violation | n
   return {
     rule: injection ? "prompt_injection" : "content_filter",
     code: "guardrail_refused",
-    // The messages of decisions §9; the matched text itself is never repeated.
+    // The messages of docs/behaviour.md#filter-enforcement; the matched text itself is never repeated.
     message: injection ? PROMPT_INJECTION_MESSAGE : `Request blocked by content filter: ${hit.label}`,
     metadata: {
       reason: injection ? "prompt_injection" : "content_filter",

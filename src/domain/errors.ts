@@ -1,6 +1,6 @@
 /**
  * The one error type of the service, with a closed set of codes. The HTTP layer turns it into the
- * body of decisions §3; the message for each status is the specification's text, the details go in
+ * body of docs/behaviour.md#error-body; the message for each status is fixed (docs/behaviour.md#error-messages), the details go in
  * `metadata`.
  */
 export const ERROR_CODES = {
@@ -23,7 +23,7 @@ export const ERROR_CODES = {
     message: "Too many failed authentication attempts. Please try again later.",
   },
   internal: { status: 500, message: "Internal Server Error" },
-  // The governed request path (decisions §9). A refusal's message names the rule; see `refusal`.
+  // The governed request path (docs/behaviour.md#request-decision). A refusal's message names the rule; see `refusal`.
   guardrail_refused: { status: 403, message: "Request refused by guardrail" },
   model_not_found: { status: 404, message: "Model not found" },
   budget_reserved: {
@@ -55,7 +55,7 @@ export class AppError extends Error {
   readonly status: number;
   readonly metadata: ErrorMetadata | undefined;
 
-  /** `message` replaces the code's standard text where a rule has its own (decisions §9 refusals). */
+  /** `message` replaces the code's standard text where a rule has its own (docs/behaviour.md#refusals). */
   constructor(code: ErrorCode, metadata?: ErrorMetadata, message?: string) {
     super(message ?? ERROR_CODES[code].message);
     this.name = "AppError";

@@ -43,7 +43,7 @@ export interface Guardrail extends GuardrailPolicy {
   organization_id: string;
   workspace_id: string;
   is_workspace_default: boolean;
-  /** Increments on every write; the entity tag is derived from it (decisions §7). */
+  /** Increments on every write; the entity tag is derived from it (docs/behaviour.md#concurrency). */
   version: number;
   created_at: string;
   updated_at: string | null;
@@ -76,7 +76,7 @@ export interface GuardrailBody {
   [zdrFlag: `enforce_zdr_${string}`]: boolean | null | undefined;
 }
 
-/** Defaults of decisions §4. */
+/** The defaults of a new guardrail (docs/behaviour.md#guardrail-defaults). */
 export function defaultPolicy(name: string, familyIds: string[]): GuardrailPolicy {
   return {
     name,
@@ -127,7 +127,7 @@ function knownProviders(items: string[], path: string, catalog: Catalog, issues:
 /**
  * Applies a validated create or update body to a policy and returns the new policy, or throws a 400
  * naming every offending property. Pure: the caller supplies the current policy (defaults on create).
- * Update semantics (decisions §7): only supplied properties change, null clears, lists replace whole.
+ * Update semantics (docs/behaviour.md#partial-update): only supplied properties change, null clears, lists replace whole.
  */
 export function applyGuardrailBody(
   current: GuardrailPolicy,
@@ -190,7 +190,7 @@ export function applyGuardrailBody(
     const value = body[flag];
     if (value !== undefined) next[flag] = value;
   }
-  // Deprecated enforce_zdr: copied into each family flag the same request does not set (spec, create).
+  // Deprecated enforce_zdr: copied into each family flag the same request does not set (docs/behaviour.md#enforce-zdr-deprecated).
   const legacy = body.enforce_zdr;
   for (const family of catalog.familyIds()) {
     const explicit = body[`enforce_zdr_${family}`];
@@ -214,7 +214,7 @@ export function applyGuardrailBody(
     next.alert_thresholds =
       body.alert_thresholds === null ? null : normalizeThresholds(body.alert_thresholds);
   }
-  // After the request is applied the two are both null or both set (decisions §5); on update the
+  // After the request is applied the two are both null or both set (docs/behaviour.md#budget-fields); on update the
   // stored value of the one not sent counts.
   if (
     !issues.some((i) => i.path === "/limit_usd") &&
@@ -237,9 +237,43 @@ export function applyGuardrailBody(
   return next;
 }
 
-/** The guardrail as returned in `data` (specification, Resources). */
-export function presentGuardrail(g: Guardrail, familyIds: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {
+/**
+ * The guardrail as returned in `data` (docs/behaviour.md#guardrail-fields). Its response schema in
+ * src/http/schemas/guardrail.ts is checked against this type when the project compiles.
+ */
+export interface PresentedGuardrail {
+  id: string;
+  name: string;
+  description: string | null;
+  workspace_id: string;
+  created_at: string;
+  updated_at: string | null;
+  allowed_data_regions: Region[] | null;
+  allowed_models: string[] | null;
+  allowed_providers: string[] | null;
+  ignored_models: string[] | null;
+  ignored_providers: string[] | null;
+  content_filter_builtins: (BuiltinFilter & { label: string })[] | null;
+  content_filters: CustomFilter[] | null;
+  enable_free_model_publication: boolean;
+  enable_free_model_training: boolean;
+  enable_paid_model_training: boolean;
+  enforce_zdr: null;
+  include_byok_in_budgets: boolean;
+  limit_usd: number | null;
+  reset_interval: ResetInterval | null;
+  alert_thresholds: number[] | null;
+  /** One flag per vendor family of the catalog: the families are configuration. */
+  [zdrFlag: `enforce_zdr_${string}`]: boolean;
+  /** Readers that walk the fields by name (the audit diff, the command line) get unknown. */
+  [field: string]: unknown;
+}
+
+export function presentGuardrail(g: Guardrail, familyIds: string[]): PresentedGuardrail {
+  const flags: Record<`enforce_zdr_${string}`, boolean> = {};
+  for (const family of familyIds) flags[`enforce_zdr_${family}`] = g.enforce_zdr[family] ?? false;
+  // The flags sit between enforce_zdr and include_byok_in_budgets, where the reference service has them.
+  return {
     id: g.id,
     name: g.name,
     description: g.description,
@@ -258,13 +292,12 @@ export function presentGuardrail(g: Guardrail, familyIds: string[]): Record<stri
     enable_free_model_training: g.enable_free_model_training,
     enable_paid_model_training: g.enable_paid_model_training,
     enforce_zdr: null,
+    ...flags,
+    include_byok_in_budgets: g.include_byok_in_budgets,
+    limit_usd: g.limit_micros === null ? null : microsToUsd(g.limit_micros),
+    reset_interval: g.reset_interval,
+    alert_thresholds: g.alert_thresholds,
   };
-  for (const family of familyIds) out[`enforce_zdr_${family}`] = g.enforce_zdr[family] ?? false;
-  out.include_byok_in_budgets = g.include_byok_in_budgets;
-  out.limit_usd = g.limit_micros === null ? null : microsToUsd(g.limit_micros);
-  out.reset_interval = g.reset_interval;
-  out.alert_thresholds = g.alert_thresholds;
-  return out;
 }
 
 export function etagOf(g: Pick<Guardrail, "version">): string {

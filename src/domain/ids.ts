@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { v5 as uuidv5, validate } from "uuid";
 
-/** Namespace of the derived ids of workspace default guardrails (decisions §7). Never change it. */
+/** Namespace of the derived ids of workspace default guardrails (docs/behaviour.md#workspace-default). Never change it. */
 const WORKSPACE_DEFAULT_NAMESPACE = "6f0f3a52-3c1e-4e43-9d61-0b7e5f2f9a11";
 
 /**

@@ -13,7 +13,7 @@ export interface IngressMap {
   byHost: Map<string, Region>;
 }
 
-/** Builds the host → region map from the three configured base URLs (decisions §1). */
+/** Builds the host → region map from the three configured base URLs (docs/behaviour.md#ingress-region). */
 export function ingressMap(baseUrls: Record<Region, string>): IngressMap {
   const byHost = new Map<string, Region>();
   for (const region of REGIONS) {
@@ -28,7 +28,7 @@ export function ingressMap(baseUrls: Record<Region, string>): IngressMap {
 
 /**
  * The region a request arrived through: the region whose base URL's host and port equal the Host
- * header. A host that matches none counts as global (decisions §1). Both the default ports 80 and
+ * header. A host that matches none counts as global (docs/behaviour.md#ingress-region). Both the default ports 80 and
  * 443 are tried for a Host without a port, since the scheme the client used is not known here.
  */
 export function ingressRegion(map: IngressMap, host: string | undefined): Region {

@@ -1,4 +1,4 @@
-/** Money is integer micro-dollars inside (conventions 10). */
+/** Money is integer micro-dollars inside (docs/behaviour.md#money-and-ids). */
 export const MICROS_PER_USD = 1_000_000;
 /** Upper bound of a spending limit: keeps micro-dollars well inside the exact integer range. */
 export const MAX_LIMIT_USD = 1_000_000_000;

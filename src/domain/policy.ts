@@ -2,7 +2,7 @@ import type { Region } from "./catalog.js";
 import type { BuiltinFilter, CustomFilter, FilterAction } from "./content-filters.js";
 import type { Guardrail, ResetInterval } from "./guardrail.js";
 
-/** Where a guardrail applying to a key comes from (decisions §9). */
+/** Where a guardrail applying to a key comes from (docs/behaviour.md#layers). */
 export type Layer = "workspace_default" | "member" | "key";
 
 export interface AppliedGuardrail {
@@ -111,7 +111,7 @@ function budgetLayers(applied: AppliedGuardrail[], hasMember: boolean): BudgetLa
   for (const { layer, guardrail: g } of applied) {
     if (g.limit_micros === null || g.reset_interval === null) continue;
     // A member guardrail counts all the member's keys; the workspace default applies per member
-    // and per key; a key's guardrail counts that key alone (decisions §9).
+    // and per key; a key's guardrail counts that key alone (docs/behaviour.md#budget-scopes).
     const scopes: BudgetScope[] =
       layer === "key" ? ["key"] : layer === "member" ? ["member"] : hasMember ? ["member", "key"] : ["key"];
     for (const scope of scopes) {
@@ -131,7 +131,7 @@ function budgetLayers(applied: AppliedGuardrail[], hasMember: boolean): BudgetLa
 }
 
 /**
- * Combines the guardrails that apply to a key (decisions §9): allowed lists intersect (null = no
+ * Combines the guardrails that apply to a key (docs/behaviour.md#combination): allowed lists intersect (null = no
  * restriction, an empty intersection allows nothing), ignored lists unite, a ZDR flag applies if any
  * guardrail sets it, an enable_* permission holds only if every guardrail grants it, filters unite
  * with the strictest action per slug or pattern, and every budget is kept as its own layer. Pure and

@@ -1,7 +1,7 @@
 import { Counter, Histogram, Registry } from "prom-client";
 
 /**
- * The gateway's Prometheus metrics (issue 4, operations). One registry per app, so two apps in one
+ * The gateway's Prometheus metrics (docs/gateway.md#operations). One registry per app, so two apps in one
  * process (tests) do not share counts. Labels carry rules and providers, never tenants or text.
  */
 export class GatewayMetrics {

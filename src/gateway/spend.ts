@@ -12,7 +12,7 @@ import {
 } from "../services/read-budget-counters.js";
 
 /**
- * Budgets under concurrency (issue 4, pitfalls): before forwarding, a request reserves its worst-case
+ * Budgets under concurrency (docs/behaviour.md#budget-reservations): before forwarding, a request reserves its worst-case
  * cost on every budget layer that counts it, in one transaction whose each step is a conditional
  * UPDATE; it is settled to the actual cost when usage arrives, or released if the upstream fails.
  * Spend can therefore pass a limit by at most the one request admitted while something remained.
@@ -25,7 +25,7 @@ function counterOf(key: KeyRecord, layer: BudgetLayer, now: Date): CounterKey {
   return {
     guardrail_id: layer.guardrail_id,
     scope: layer.scope,
-    // A member budget counts all the member's keys in the workspace (decisions §9).
+    // A member budget counts all the member's keys in the workspace (docs/behaviour.md#budget-scopes).
     subject: layer.scope === "key" ? key.hash : `${key.workspace_id}:${key.member_user_id}`,
     reset_interval: layer.reset_interval,
     window_start: budgetWindow(layer.reset_interval, now).start.toISOString(),

@@ -95,7 +95,7 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: "invalid_request",
 };
 
-/** The one place that turns any error into the HTTP error body (conventions, habit 2). */
+/** The one place that turns any error into the HTTP error body (CONTRIBUTING.md#errors). */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler(
     (err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {

@@ -5,7 +5,7 @@ import { listenerRegionOf } from "./region-listeners.js";
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** The region address the request arrived through (decisions §1). */
+    /** The region address the request arrived through (docs/behaviour.md#ingress-region). */
     ingressRegion: Region;
   }
 }

@@ -55,7 +55,7 @@ function assignable(g: Guardrail): void {
 }
 
 /**
- * Assigns a guardrail to keys (decisions §8): a key holds one guardrail, so assigning moves it;
+ * Assigns a guardrail to keys (docs/behaviour.md#key-assignments): a key holds one guardrail, so assigning moves it;
  * unknown hashes are skipped and not counted; a key of another workspace is a 400.
  */
 export async function assignKeys(
@@ -139,7 +139,7 @@ export async function unassignKeys(
 }
 
 /**
- * Assigns a guardrail to members (decisions §8): one guardrail per member per workspace, so
+ * Assigns a guardrail to members (docs/behaviour.md#member-assignments): one guardrail per member per workspace, so
  * assigning replaces the member's guardrail in the guardrail's workspace; unknown ids are skipped;
  * a member outside the guardrail's workspace is a 400.
  */

@@ -4,10 +4,10 @@ import type { Principal, ServiceDeps } from "./context.js";
 import { hashSecret } from "./keys.js";
 
 /**
- * Resolves an Authorization header to its caller (decisions §2). The secret is hashed before the
+ * Resolves an Authorization header to its caller (docs/behaviour.md#authentication). The secret is hashed before the
  * lookup, so the comparison is on a digest the caller cannot steer byte by byte.
  */
-/** The hash of the key in an Authorization header; throws the 401s of decisions §2. */
+/** The hash of the key in an Authorization header; throws the 401s of docs/behaviour.md#bearer-keys. */
 function keyHashOf(header: string | undefined): string {
   if (header === undefined || header.trim() === "") throw new AppError("missing_authentication");
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
@@ -59,7 +59,7 @@ export function requireManagement(principal: Principal): void {
   if (principal.kind !== "management") throw new AppError("management_key_required");
 }
 
-/** Model requests and the key's own view are for inference keys (decisions §2). */
+/** Model requests and the key's own view are for inference keys (docs/behaviour.md#key-kinds). */
 export function requireInference(principal: Principal): void {
   if (principal.kind !== "inference") throw new AppError("inference_key_required");
 }

@@ -194,7 +194,7 @@ export interface AuditChange {
 
 /**
  * Records a management change in the caller's transaction: if the entry cannot be written, the
- * change does not happen either (issue 3, audit log).
+ * change does not happen either (docs/behaviour.md#audit-log).
  */
 export async function recordAudit(
   deps: ServiceDeps,

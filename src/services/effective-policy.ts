@@ -1,4 +1,5 @@
 import { type BudgetWindow, budgetWindow } from "../domain/budget-window.js";
+import { builtinLabel } from "../domain/content-filters.js";
 import type { Guardrail } from "../domain/guardrail.js";
 import { workspaceDefaultGuardrailId } from "../domain/ids.js";
 import {
@@ -15,7 +16,7 @@ import type { KeyPolicy, ServiceDeps } from "./context.js";
 // Callers outside the services (the gateway) name a key and its policy through this module.
 export type { KeyPolicy, KeyRecord };
 
-/** Loads the guardrails that apply to a key, in layer order (decisions §9). */
+/** Loads the guardrails that apply to a key, in layer order (docs/behaviour.md#layers). */
 async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGuardrail[]> {
   if (key.workspace_id === null) return [];
   const org = key.organization_id;
@@ -30,7 +31,7 @@ async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGu
   for (const [layer, id] of wanted) {
     if (id === undefined) continue;
     const guardrail: Guardrail | undefined = await findGuardrail(deps.db, org, id);
-    // The workspace default applies only once materialized (decisions §9).
+    // The workspace default applies only once materialized (docs/behaviour.md#layers).
     if (guardrail) applied.push({ layer, guardrail });
   }
   return applied;
@@ -38,7 +39,7 @@ async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGu
 
 /**
  * The effective policy of an inference key, from the warm cache when nothing changed since it was
- * computed (issue 3, freshness). Undefined for an unknown or disabled key.
+ * computed (docs/behaviour.md#freshness). Undefined for an unknown or disabled key.
  */
 export async function resolveKeyPolicy(deps: ServiceDeps, keyHash: string): Promise<KeyPolicy | undefined> {
   const result = await deps.caches.keyPolicies.getOrCompute(
@@ -76,4 +77,22 @@ export function budgetStatuses(
     spent_micros: usage.spent[i] ?? 0,
     reserved_micros: usage.reserved[i] ?? 0,
   }));
+}
+
+/** The effective policy as GET /api/v1/key shows it: the guardrail fields, labels and flags by name. */
+export function presentPolicy(p: EffectivePolicy, familyIds: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    allowed_data_regions: p.allowed_data_regions,
+    allowed_models: p.allowed_models,
+    allowed_providers: p.allowed_providers,
+    ignored_models: p.ignored_models,
+    ignored_providers: p.ignored_providers,
+    enable_free_model_publication: p.enable_free_model_publication,
+    enable_free_model_training: p.enable_free_model_training,
+    enable_paid_model_training: p.enable_paid_model_training,
+    content_filter_builtins: p.content_filter_builtins.map((f) => ({ ...f, label: builtinLabel(f.slug) })),
+    content_filters: p.content_filters,
+  };
+  for (const family of familyIds) out[`enforce_zdr_${family}`] = p.enforce_zdr[family] ?? false;
+  return out;
 }

@@ -41,7 +41,7 @@ import { resolveTargetWorkspace } from "./workspaces.js";
 
 export type { UpdateOptions };
 
-/** Create a guardrail (specification, POST /guardrails; decisions §4–6). */
+/** Create a guardrail (docs/behaviour.md#guardrail-create; docs/behaviour.md#guardrail-fields; docs/behaviour.md#content-filters). */
 export async function createGuardrail(
   deps: ServiceDeps,
   db: Executor,
@@ -77,7 +77,7 @@ export async function createGuardrailNow(
 }
 
 /**
- * Update a guardrail (specification, PATCH /guardrails/{id}; decisions §7). The new version is written
+ * Update a guardrail (docs/behaviour.md#guardrail-update). The new version is written
  * only over the version it was computed from, so a concurrent writer's change is never overwritten:
  * the loser gets 409. The first PATCH on a workspace's derived default id materializes that guardrail.
  */
@@ -150,7 +150,7 @@ export async function listWorkspaceGuardrails(
   return listGuardrails(deps.db, principal.organizationId, ws.id, query);
 }
 
-/** Deletes a guardrail and every assignment that hangs on it, in one transaction (decisions §8). */
+/** Deletes a guardrail and every assignment that hangs on it, in one transaction (docs/behaviour.md#assignment-cleanup). */
 export async function removeGuardrail(deps: ServiceDeps, principal: Principal, id: string): Promise<void> {
   if (!isUuid(id)) throw notFound();
   forgetWritten(deps, principal.organizationId, id);

@@ -17,7 +17,7 @@ import { resolveTargetWorkspace } from "./workspaces.js";
 
 const SECRET_PREFIX = { management: "sk-gr-mgmt-", inference: "sk-gr-v1-" } as const;
 
-/** SHA-256 (hex) of a secret: the only form in which a key is stored (decisions §2). */
+/** SHA-256 (hex) of a secret: the only form in which a key is stored (docs/behaviour.md#key-secrets). */
 export function hashSecret(secret: string): string {
   return createHash("sha256").update(secret, "utf8").digest("hex");
 }
@@ -161,7 +161,7 @@ export async function createInferenceKey(
  * the limit fields carry the reference service's values for a key without one; `usage` comes from
  * the spend ledger (services/key-usage.ts).
  */
-export function presentKey(k: KeyRecord, usage: KeyUsage = NO_USAGE): Record<string, unknown> {
+export function presentKey(k: KeyRecord, usage: KeyUsage = NO_USAGE) {
   return {
     hash: k.hash,
     name: k.name,
@@ -201,7 +201,7 @@ export async function presentKeys(
   deps: ServiceDeps,
   organizationId: string,
   keys: readonly KeyRecord[],
-): Promise<Record<string, unknown>[]> {
+): Promise<ReturnType<typeof presentKey>[]> {
   const usage = await readKeyUsage(
     deps,
     organizationId,

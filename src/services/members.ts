@@ -29,7 +29,7 @@ export interface MemberPatch {
   workspace_ids?: string[];
 }
 
-export function presentMember(m: Member): Record<string, unknown> {
+export function presentMember(m: Member) {
   return {
     user_id: m.user_id,
     organization_id: m.organization_id,
@@ -43,7 +43,7 @@ export function presentMember(m: Member): Record<string, unknown> {
 
 /**
  * The workspaces a member belongs to: those asked for, checked to exist in the organization, plus
- * the default workspace while it exists (issue 3, members).
+ * the default workspace while it exists (docs/behaviour.md#members).
  */
 async function memberWorkspaces(
   deps: ServiceDeps,

@@ -120,7 +120,7 @@ export async function readSubjectSpend(
 }
 
 /**
- * A member's budgets (decisions §9): in each of the member's workspaces, the member's guardrail there
+ * A member's budgets (docs/behaviour.md#budget-scopes): in each of the member's workspaces, the member's guardrail there
  * and the workspace default guardrail, each counting all the member's keys in that workspace.
  */
 export async function memberBudgets(

@@ -23,7 +23,8 @@ function dayOf(text: string): number | undefined {
   return time;
 }
 
-const FIELD: Record<UsageDimension, string> = {
+/** The field of a report row that carries each dimension's value. */
+const FIELD = {
   day: "date",
   key: "key_hash",
   member: "member_user_id",
@@ -31,7 +32,29 @@ const FIELD: Record<UsageDimension, string> = {
   guardrail: "guardrail_id",
   model: "model",
   provider: "provider",
+} as const satisfies Record<UsageDimension, string>;
+
+/** One group of a usage report: the values it was grouped by, then what was spent in it. */
+export type UsageRow = {
+  [D in UsageDimension as (typeof FIELD)[D]]?: D extends "member" ? string | null : string;
+} & {
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  spend_usd: number;
+  byok_requests: number;
+  byok_spend_usd: number;
 };
+
+/** The row's group values under their field names; a member left empty is a key no member owns. */
+function groupFields(group: Partial<Record<UsageDimension, string>>): Partial<UsageRow> {
+  const out: Partial<UsageRow> = {};
+  for (const [d, v] of Object.entries(group) as [UsageDimension, string][]) {
+    if (d === "member") out.member_user_id = v === "" ? null : v;
+    else out[FIELD[d]] = v;
+  }
+  return out;
+}
 
 /**
  * Spend, requests and tokens of the caller's organization over a range of UTC days, grouped and
@@ -41,7 +64,7 @@ export async function reportUsage(
   deps: ServiceDeps,
   organizationId: string,
   q: UsageQuery,
-): Promise<{ data: Record<string, unknown>[]; total_count: number }> {
+): Promise<{ data: UsageRow[]; total_count: number }> {
   const from = dayOf(q.from);
   const to = dayOf(q.to);
   const issues = [];
@@ -58,12 +81,7 @@ export async function reportUsage(
   const report = await readUsageReport(deps.db, organizationId, q);
   return {
     data: report.rows.map((r) => ({
-      ...Object.fromEntries(
-        Object.entries(r.group).map(([d, v]) => [
-          FIELD[d as UsageDimension],
-          d === "member" && v === "" ? null : v,
-        ]),
-      ),
+      ...groupFields(r.group),
       requests: r.requests,
       prompt_tokens: r.prompt_tokens,
       completion_tokens: r.completion_tokens,

@@ -47,7 +47,7 @@ export async function listMembersOfWorkspace(
 
 /**
  * Adds existing members to a workspace, in one transaction. Unknown user ids are skipped and a
- * member already there is not counted, as with assignments (docs/api.md#assignments-decisions-8).
+ * member already there is not counted, as with assignments (docs/behaviour.md#assignment-counts).
  */
 export async function addWorkspaceMembers(
   deps: ServiceDeps,

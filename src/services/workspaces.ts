@@ -23,7 +23,7 @@ import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type Servi
  * service does not have (default models, observability logging) carry the values of a workspace
  * where they are off.
  */
-export function presentWorkspace(ws: Workspace): Record<string, unknown> {
+export function presentWorkspace(ws: Workspace) {
   return {
     id: ws.id,
     name: ws.name,
@@ -104,7 +104,7 @@ export async function listOrganizationWorkspaces(
  * Deletes a workspace with everything it holds (its guardrails, its default guardrail, its inference
  * keys, the assignments hanging on any of them, and its member memberships), in one transaction.
  * Deleting the default workspace leaves the organization without one: creates must then name a
- * workspace (specification, create; decisions §4).
+ * workspace (docs/behaviour.md#create-workspace).
  */
 export async function removeWorkspace(deps: ServiceDeps, principal: Principal, id: string): Promise<void> {
   const org = principal.organizationId;

@@ -3,7 +3,7 @@ import type { Executor, KeyAssignmentTable, MemberAssignmentTable } from "./sche
 export type KeyAssignment = KeyAssignmentTable & { key_name: string; key_label: string };
 export type MemberAssignment = MemberAssignmentTable;
 
-/** A key holds at most one guardrail: assigning replaces the key's previous assignment (decisions §8). */
+/** A key holds at most one guardrail: assigning replaces the key's previous assignment (docs/behaviour.md#key-assignments). */
 export async function upsertKeyAssignment(db: Executor, row: KeyAssignmentTable): Promise<boolean> {
   const existing = await db
     .selectFrom("key_assignments")
@@ -17,7 +17,7 @@ export async function upsertKeyAssignment(db: Executor, row: KeyAssignmentTable)
   return true;
 }
 
-/** A member holds at most one guardrail per workspace (decisions §8). */
+/** A member holds at most one guardrail per workspace (docs/behaviour.md#member-assignments). */
 export async function upsertMemberAssignment(db: Executor, row: MemberAssignmentTable): Promise<boolean> {
   const existing = await db
     .selectFrom("member_assignments")

@@ -75,7 +75,7 @@ export async function insertGuardrail(db: Executor, g: Guardrail): Promise<void>
   await insertRow(db, "guardrails", guardrailToRow(g));
 }
 
-/** Every query names the organization: another organization's guardrail does not exist (decisions §2). */
+/** Every query names the organization: another organization's guardrail does not exist (docs/behaviour.md#organizations). */
 export async function findGuardrail(
   db: Executor,
   organizationId: string,
@@ -117,7 +117,7 @@ export async function listGuardrails(
 
 /**
  * Writes a new version only if the stored one is still the version the change was computed from:
- * the guard against lost updates between instances (decisions §7). Returns false when another
+ * the guard against lost updates between instances (docs/behaviour.md#concurrency). Returns false when another
  * writer got there first.
  */
 export async function updateGuardrailIfVersion(

@@ -189,7 +189,7 @@ const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
       // One row per budget counter: a guardrail's budget for one subject (a key, or a member in a
       // workspace) in one calendar window. Settled spend and open reservations are kept apart, and
       // a reservation is admitted by one conditional UPDATE, so concurrent requests cannot both
-      // take the last of a budget (pitfalls: budgets overspent under concurrency).
+      // take the last of a budget (docs/behaviour.md#budget-reservations).
       await db.schema
         .createTable("budget_usage")
         .addColumn("organization_id", "text", (c) => c.notNull())

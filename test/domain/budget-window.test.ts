@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { budgetWindow } from "../../src/domain/budget-window.js";
 import { RESET_INTERVALS, type ResetInterval } from "../../src/domain/guardrail.js";
 
-/** Budget windows are calendar windows in UTC; resets_at is the exclusive end (decisions §9; issue 3). */
+/** Budget windows are calendar windows in UTC; resets_at is the exclusive end (docs/behaviour.md#budget-windows). */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -149,9 +149,9 @@ const EDGES: Edge[] = [
   },
 ];
 
-describe("budgetWindow: edges (decisions §9)", () => {
+describe("budgetWindow: edges (docs/behaviour.md#budget-windows)", () => {
   for (const edge of EDGES) {
-    it(`${edge.interval}: ${edge.name} (decisions §9)`, () => {
+    it(`${edge.interval}: ${edge.name} (docs/behaviour.md#budget-windows)`, () => {
       assert.deepEqual(windowOf(edge.interval, edge.now), { start: edge.start, resetsAt: edge.resetsAt });
     });
   }
@@ -183,12 +183,12 @@ async function windowsUnder(tz: string) {
   };
 }
 
-describe("budgetWindow: the server's time zone plays no part (decisions §9; issue 3)", () => {
+describe("budgetWindow: the server's time zone plays no part (docs/behaviour.md#budget-windows)", () => {
   const inProcess = TZ_INSTANTS.flatMap((now) =>
     RESET_INTERVALS.map((interval) => ({ interval, now, ...windowOf(interval, now) })),
   );
 
-  it("windows start at 00:00 UTC whatever the local date of the instant (decisions §9)", () => {
+  it("windows start at 00:00 UTC whatever the local date of the instant (docs/behaviour.md#budget-windows)", () => {
     assert.deepEqual(
       inProcess.filter((w) => w.now === "2026-12-31T12:00:00.000Z").map((w) => [w.start, w.resetsAt]),
       [
@@ -203,7 +203,7 @@ describe("budgetWindow: the server's time zone plays no part (decisions §9; iss
     ["Pacific/Kiritimati", -14 * 60],
     ["America/Los_Angeles", null],
   ] as const) {
-    it(`a server clock in ${tz} computes the same UTC windows as this process (decisions §9)`, async () => {
+    it(`a server clock in ${tz} computes the same UTC windows as this process (docs/behaviour.md#budget-windows)`, async () => {
       const child = await windowsUnder(tz);
       // The child really ran in that zone, else the comparison below would prove nothing.
       assert.equal(child.timeZone, tz);
@@ -223,14 +223,14 @@ function expectedStart(interval: ResetInterval, t: number): number {
   return Date.parse(`${new Date(t).toISOString().slice(0, 7)}-01T00:00:00.000Z`);
 }
 
-describe("budgetWindow: properties (decisions §9)", () => {
+describe("budgetWindow: properties (docs/behaviour.md#budget-windows)", () => {
   const instant = fc.date({
     min: new Date("1900-01-01T00:00:00.000Z"),
     max: new Date("2200-12-31T23:59:59.999Z"),
     noInvalidDate: true,
   });
 
-  it("start <= now < resets_at; windows start at 00:00:00.000 UTC, weekly on a Monday, monthly on the 1st (decisions §9)", () => {
+  it("start <= now < resets_at; windows start at 00:00:00.000 UTC, weekly on a Monday, monthly on the 1st (docs/behaviour.md#budget-windows)", () => {
     fc.assert(
       fc.property(fc.constantFrom(...RESET_INTERVALS), instant, (interval, now) => {
         const { start, resetsAt } = budgetWindow(interval, now);
@@ -250,7 +250,7 @@ describe("budgetWindow: properties (decisions §9)", () => {
     );
   });
 
-  it("windows tile with no gap and no overlap: the window at resets_at starts there, the one before ends at start (decisions §9)", () => {
+  it("windows tile with no gap and no overlap: the window at resets_at starts there, the one before ends at start (docs/behaviour.md#budget-windows)", () => {
     fc.assert(
       fc.property(fc.constantFrom(...RESET_INTERVALS), instant, (interval, now) => {
         const { start, resetsAt } = budgetWindow(interval, now);

@@ -11,7 +11,7 @@ import { type AppliedGuardrail, combinePolicies } from "../../src/domain/policy.
 import { FAMILIES, guardrail, key, member, workspaceDefault } from "./policy-support.js";
 
 /**
- * The decision on a governed request (issue 4, decisions §9): a table of named cases, one row per
+ * The decision on a governed request (docs/behaviour.md#request-decision; docs/gateway.md#what-happens-to-a-request): a table of named cases, one row per
  * rule, on a small catalog whose endpoints each carry one data-handling attribute.
  */
 
@@ -133,14 +133,14 @@ const first = (d: Decision) => {
 const removal = (d: Decision, provider: string) =>
   d.candidates.find((c) => c.endpoint.provider === provider)?.removed_by.map((r) => r.rule) ?? [];
 
-describe("the request decision, one row per rule (issue 4, decisions §9)", () => {
+describe("the request decision, one row per rule (docs/behaviour.md#request-decision; docs/gateway.md#what-happens-to-a-request)", () => {
   it("no guardrail: allowed, every endpoint (nothing restricts)", () => {
     const d = run({});
     assert.equal(d.allowed, true);
     assert.deepEqual(providers(d), ["zdr", "plain", "paidtrain", "freepub", "freetrain", "eu", "us"]);
   });
 
-  it("a guardrail with the defaults of decisions §4 keeps free endpoints that publish prompts out", () => {
+  it("a guardrail with the defaults (docs/behaviour.md#guardrail-defaults) keeps free endpoints that publish prompts out", () => {
     assert.deepEqual(providers(run({ guardrails: [key(g({}))] })), [
       "zdr",
       "plain",
@@ -151,7 +151,7 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
     ]);
   });
 
-  describe("region (specification §4, §5)", () => {
+  describe("region (docs/behaviour.md#region-enforcement)", () => {
     it("an ingress region outside allowed_data_regions is refused with 403 naming the guardrail", () => {
       const only = g({ allowed_data_regions: ["europe"] }, "aaaaaaaa-0000-4000-8000-000000000001");
       const d = run({ guardrails: [key(only)], ingress: "global" });
@@ -161,7 +161,7 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
       assert.deepEqual(v.metadata.guardrail_ids, [only.id]);
       assert.equal(v.metadata.ingress_region, "global");
     });
-    it("the effective regions are the intersection of three guardrails' regions (specification §5)", () => {
+    it("the effective regions are the intersection of three guardrails' regions (docs/behaviour.md#combination)", () => {
       const a = g({ allowed_data_regions: ["global", "europe"] });
       const b = g({ allowed_data_regions: ["europe", "us"] });
       const c = g({ allowed_data_regions: ["europe", "global", "us"] });
@@ -183,7 +183,7 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
       });
       assert.equal(first(d).rule, "region_not_allowed");
     });
-    it("through a regional address only endpoints in that region serve (decisions §9)", () => {
+    it("through a regional address only endpoints in that region serve (docs/behaviour.md#region-enforcement)", () => {
       assert.deepEqual(providers(run({ ingress: "europe" })), ["eu"]);
       assert.deepEqual(providers(run({ ingress: "us" })), ["us"]);
       assert.deepEqual(removal(run({ ingress: "europe" }), "zdr"), ["outside_ingress_region"]);
@@ -295,7 +295,7 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
     });
   });
 
-  describe("content filters (decisions §6, §9)", () => {
+  describe("content filters (docs/behaviour.md#content-filters; docs/behaviour.md#filter-enforcement)", () => {
     const email = "write to jane.doe@example.com today";
     it("block refuses with 'Request blocked by content filter: <label>'", () => {
       const d = run({
@@ -418,7 +418,7 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
         ["admin: [EMAIL]", "[EMAIL]", "sent to [EMAIL]"],
       );
     });
-    it("a detector that fails refuses the request instead of passing it unscanned (pitfalls)", () => {
+    it("a detector that fails refuses the request instead of passing it unscanned (docs/behaviour.md#detector-failure)", () => {
       const broken: Detector = () => {
         throw new Error("detector down");
       };
@@ -431,7 +431,7 @@ describe("the request decision, one row per rule (issue 4, decisions §9)", () =
     });
   });
 
-  describe("budgets (decisions §9)", () => {
+  describe("budgets (docs/behaviour.md#budgets)", () => {
     const budget = (usd: number, byok = false) =>
       g({ limit_micros: usd * 1_000_000, reset_interval: "daily", include_byok_in_budgets: byok });
     it("a layer whose remaining budget is not positive refuses with guardrail, scope, limit, spend and resets_at", () => {

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import fc from "fast-check";
 import { BUILTIN_SLUGS, type BuiltinSlug } from "../../src/domain/content-filters.js";
 import { hasKnownIssuer, passesLuhn } from "../../src/domain/detectors/credit-card.js";
@@ -10,9 +11,10 @@ import { DETECTORS, type Span } from "../../src/domain/detectors/index.js";
 import { isIpv6 } from "../../src/domain/detectors/ip-address.js";
 import { normalizeForInjection } from "../../src/domain/detectors/regex-prompt-injection.js";
 import { isIssuableSsn } from "../../src/domain/detectors/ssn.js";
+import type { CostInput, CostMessage } from "./detector-cost-worker.js";
 
 /**
- * The builtin detectors (decisions §6) against a labelled corpus: positives and hard negatives for
+ * The builtin detectors (docs/behaviour.md#builtin-filters) against a labelled corpus: positives and hard negatives for
  * every slug in test/fixtures/detector-corpus/<slug>.jsonl. A positive counts as found when the
  * detector returns at least one span; a negative as a false positive when it returns any. The
  * table is printed on every run. Floors (docs/detectors.md): 0.95 precision and recall for the
@@ -87,11 +89,44 @@ function table(rows: Measure[]): string {
   return [header, ...lines].join("\n");
 }
 
-describe("builtin detectors on the labelled corpus (decisions §6)", () => {
+/** The rows of the precision and recall table in docs/detectors.md, cells joined by " | ". */
+function documentedTable(): string[] {
+  const doc = readFileSync(join(CORPUS, "..", "..", "..", "docs", "detectors.md"), "utf8");
+  const section = doc.split("## Measured precision and recall")[1]?.split("\n## ")[0] ?? "";
+  return section
+    .split("\n")
+    .filter((line) => /^\| [a-z-]+ \| \d/.test(line))
+    .map((line) =>
+      line
+        .split("|")
+        .slice(1, -1)
+        .map((cell) => cell.trim())
+        .join(" | "),
+    );
+}
+
+describe("builtin detectors on the labelled corpus (docs/behaviour.md#builtin-filters)", () => {
   const rows = BUILTIN_SLUGS.map(measure);
 
-  it("prints precision and recall per slug", () => {
+  it("the table printed is the one docs/detectors.md shows, row for row (docs/detectors.md#measured-precision-and-recall-hand-written-corpus)", () => {
     console.log(`\n${table(rows)}\n`);
+    const measured = rows.map((r) =>
+      [
+        r.slug,
+        r.positives,
+        r.negatives,
+        r.truePositives,
+        r.falsePositives,
+        r.precision.toFixed(3),
+        r.recall.toFixed(3),
+        floorOf(r.slug).toFixed(2),
+      ].join(" | "),
+    );
+    assert.deepEqual(
+      documentedTable(),
+      measured,
+      "docs/detectors.md no longer states what the corpus measures",
+    );
   });
 
   for (const r of rows) {
@@ -113,6 +148,73 @@ describe("builtin detectors on the labelled corpus (decisions §6)", () => {
     });
   }
 });
+
+/** 100 KB texts made of one near-match repeated: where a careless pattern backtracks. */
+const ADVERSARIAL: CostInput[] = [
+  "1-",
+  "a.",
+  "a@",
+  "1:",
+  "ab:",
+  "Aa ",
+  "Mary ",
+  "12 Main ",
+  "ignore previous ",
+  "I g n o r e ",
+  "ｉｇｎｏｒｅ ",
+  "-----BEGIN RSA PRIVATE KEY-----",
+  "password=",
+  "_aaaaaaaaaaaaaaaaaaa",
+  "4111 ",
+  "+1 ",
+  "1.1.1.",
+  "x",
+].map((unit) => ({ name: JSON.stringify(unit), unit, length: 100_000 }));
+
+/**
+ * How much more than a plain scan of the same text a detector may cost. Linear detectors measure
+ * up to about 200 times on a busy two-core machine (person-name and prompt-injection do the most
+ * per word); a detector that goes quadratic on 100 KB costs tens of thousands of times.
+ */
+const COST_FACTOR = 1000;
+/** Where a blow-up would otherwise hang the suite: the whole run takes a few seconds. */
+const COST_TIMEOUT_MS = 120_000;
+
+/** The worker's entry; run from source, a worker needs tsx's loader registered first. */
+function costWorkerEntry(): URL {
+  const entry = new URL("./detector-cost-worker.ts", import.meta.url).href;
+  const tsx = import.meta.resolve("tsx/esm/api");
+  const code = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(entry)});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
+}
+
+type Cost = Extract<CostMessage, { kind: "cost" }>;
+
+/** Runs the detectors on the inputs in a worker; a run that outlasts the time-out rejects, naming it. */
+function runCostWorker(inputs: CostInput[]): Promise<Cost[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(costWorkerEntry(), { workerData: { inputs, factor: COST_FACTOR } });
+    const costs: Cost[] = [];
+    let running = "starting the worker";
+    const timer = setTimeout(() => {
+      void worker.terminate();
+      reject(new Error(`no answer within ${COST_TIMEOUT_MS} ms while ${running}`));
+    }, COST_TIMEOUT_MS);
+    worker.on("message", (m: CostMessage) => {
+      if (m.kind === "start") running = `${m.slug} scanned ${m.input}`;
+      else if (m.kind === "cost") costs.push(m);
+      else {
+        clearTimeout(timer);
+        void worker.terminate();
+        resolve(costs);
+      }
+    });
+    worker.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
 
 /** The text of each span, to compare with what a rule expects. */
 function found(slug: BuiltinSlug, text: string): string[] {
@@ -263,27 +365,13 @@ describe("detector rules", () => {
     );
   });
 
-  it("adversarial inputs (100 KB of repeated near-matches) complete; no timing is asserted", () => {
-    const inputs = [
-      "1-".repeat(50_000),
-      "a.".repeat(50_000),
-      "a@".repeat(50_000),
-      "1:".repeat(50_000),
-      "ab:".repeat(33_000),
-      "Aa ".repeat(33_000),
-      "Mary ".repeat(20_000),
-      "12 Main ".repeat(12_000),
-      "ignore previous ".repeat(6_000),
-      "I g n o r e ".repeat(8_000),
-      "ｉｇｎｏｒｅ ".repeat(15_000),
-      "-----BEGIN RSA PRIVATE KEY-----".repeat(3_000),
-      "password=".repeat(11_000),
-      "_aaaaaaaaaaaaaaaaaaa".repeat(5_000),
-      "4111 ".repeat(20_000),
-      "+1 ".repeat(33_000),
-      "1.1.1.".repeat(16_000),
-      "x".repeat(100_000),
-    ];
-    for (const text of inputs) for (const slug of BUILTIN_SLUGS) DETECTORS[slug](text);
+  it(`adversarial inputs (100 KB of repeated near-matches): every detector finishes within ${COST_TIMEOUT_MS / 1000} s and costs at most ${COST_FACTOR} times a plain scan of the same text (docs/detectors.md#cost)`, async () => {
+    const costs = await runCostWorker(ADVERSARIAL);
+    // So that the bound cannot pass by measuring nothing: every detector ran on every text.
+    assert.equal(costs.length, ADVERSARIAL.length * BUILTIN_SLUGS.length);
+    const over = costs
+      .filter((c) => c.detectorMs > COST_FACTOR * c.plainMs)
+      .map((c) => `${c.slug} on ${c.input}: ${(c.detectorMs / c.plainMs).toFixed(0)} times the plain scan`);
+    assert.deepEqual(over, []);
   });
 });

@@ -62,7 +62,7 @@ function issuesOf(fn: () => unknown): string[] {
   assert.fail("expected a 400");
 }
 
-describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
+describe("applying a guardrail body (pure rules: docs/behaviour.md#guardrail-fields, docs/behaviour.md#partial-update)", () => {
   const cases: {
     name: string;
     body: GuardrailBody;
@@ -71,7 +71,7 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
     expect: Partial<GuardrailPolicy>;
   }[] = [
     {
-      name: "defaults of decisions §4",
+      name: "defaults (docs/behaviour.md#guardrail-defaults)",
       body: {},
       expect: {
         enable_free_model_training: true,
@@ -81,7 +81,7 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
       },
     },
     {
-      name: "enforce_zdr is copied into every family flag not sent (spec, create)",
+      name: "enforce_zdr is copied into every family flag not sent (docs/behaviour.md#enforce-zdr-deprecated)",
       body: { enforce_zdr: true, enforce_zdr_vendor_b: false },
       expect: { enforce_zdr: { vendor_a: true, vendor_b: false, other: true } },
     },
@@ -91,12 +91,12 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
       expect: { enforce_zdr: { vendor_a: false, vendor_b: false, other: true } },
     },
     {
-      name: "a slug is stored as the canonical slug; duplicates collapse (decisions §5)",
+      name: "a slug is stored as the canonical slug; duplicates collapse (docs/behaviour.md#model-lists)",
       body: { allowed_models: ["openai/gpt-x", "openai/gpt-x-2025-01-01"] },
       expect: { allowed_models: ["openai/gpt-x-2025-01-01"] },
     },
     {
-      name: "regions collapse duplicates (decisions §5)",
+      name: "regions collapse duplicates (docs/behaviour.md#region-lists)",
       body: { allowed_data_regions: ["us", "us", "europe"] },
       expect: { allowed_data_regions: ["us", "europe"] },
     },
@@ -106,7 +106,7 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
       expect: { limit_micros: 100_000, reset_interval: "weekly" },
     },
     {
-      name: "on update the stored reset_interval counts (decisions §5)",
+      name: "on update the stored reset_interval counts (docs/behaviour.md#budget-fields)",
       body: { limit_usd: 3 },
       current: { ...base, limit_micros: 1, reset_interval: "daily" },
       isCreate: false,
@@ -120,14 +120,14 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
       expect: { limit_micros: null, reset_interval: null },
     },
     {
-      name: "null clears a list (decisions §7)",
+      name: "null clears a list (docs/behaviour.md#partial-update)",
       body: { allowed_providers: null },
       current: { ...base, allowed_providers: ["openai"] },
       isCreate: false,
       expect: { allowed_providers: null },
     },
     {
-      name: "the builtin label is the system's; scan_scope defaults for prompt injection (decisions §6)",
+      name: "the builtin label is the system's; scan_scope defaults for prompt injection (docs/behaviour.md#scan-scope)",
       body: { content_filter_builtins: [{ slug: "regex-prompt-injection", action: "flag", label: "mine" }] },
       expect: {
         content_filter_builtins: [
@@ -136,7 +136,7 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
       },
     },
     {
-      name: "a custom filter without label redacts with null label (decisions §6)",
+      name: "a custom filter without label redacts with null label (docs/behaviour.md#custom-filters)",
       body: { content_filters: [{ pattern: "a+b", action: "redact" }] },
       expect: { content_filters: [{ pattern: "a+b", action: "redact", label: null }] },
     },
@@ -156,17 +156,17 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
     paths: string[];
   }[] = [
     {
-      name: "limit_usd without reset_interval (spec Errors)",
+      name: "limit_usd without reset_interval (docs/behaviour.md#budget-fields)",
       body: { limit_usd: 5 },
       paths: ["/reset_interval"],
     },
     {
-      name: "reset_interval without limit_usd (spec Errors)",
+      name: "reset_interval without limit_usd (docs/behaviour.md#budget-fields)",
       body: { reset_interval: "daily" },
       paths: ["/limit_usd"],
     },
     {
-      name: "clearing one half of a stored budget (decisions §5)",
+      name: "clearing one half of a stored budget (docs/behaviour.md#budget-fields)",
       body: { reset_interval: null },
       current: { ...base, limit_micros: 1, reset_interval: "daily" },
       isCreate: false,
@@ -183,17 +183,17 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
       paths: ["/limit_usd"],
     },
     {
-      name: "an unknown model is named (decisions §5)",
+      name: "an unknown model is named (docs/behaviour.md#model-lists)",
       body: { ignored_models: ["openai/gpt-x", "nope/none"] },
       paths: ["/ignored_models/1"],
     },
     {
-      name: "an unknown provider is named (decisions §5)",
+      name: "an unknown provider is named (docs/behaviour.md#provider-lists)",
       body: { allowed_providers: ["nobody"] },
       paths: ["/allowed_providers/0"],
     },
     {
-      name: "the same builtin slug twice (decisions §6)",
+      name: "the same builtin slug twice (docs/behaviour.md#builtin-filters)",
       body: {
         content_filter_builtins: [
           { slug: "email", action: "flag" },
@@ -203,12 +203,12 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
       paths: ["/content_filter_builtins/1/slug"],
     },
     {
-      name: "scan_scope outside prompt injection (decisions §6)",
+      name: "scan_scope outside prompt injection (docs/behaviour.md#scan-scope)",
       body: { content_filter_builtins: [{ slug: "email", action: "flag", scan_scope: "user_only" }] },
       paths: ["/content_filter_builtins/0/scan_scope"],
     },
     {
-      name: "a pattern needing backtracking (decisions §6)",
+      name: "a pattern needing backtracking (docs/behaviour.md#custom-filters)",
       body: {
         content_filters: [
           { pattern: "ok", action: "flag" },
@@ -232,7 +232,7 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
     assert.deepEqual(paths.sort(), ["/allowed_models/0", "/allowed_providers/0", "/reset_interval"]);
   });
 
-  it("the name of a workspace default guardrail is fixed (decisions §7)", () => {
+  it("the name of a workspace default guardrail is fixed (docs/behaviour.md#workspace-default)", () => {
     const fixed = { isCreate: false, fixedName: "Workspace w Default" };
     assert.deepEqual(
       (() => {
@@ -251,7 +251,7 @@ describe("applying a guardrail body (pure rules of decisions §4–7)", () => {
   });
 });
 
-describe("If-Match (decisions §7)", () => {
+describe("If-Match (docs/behaviour.md#concurrency)", () => {
   const current = { version: 3 };
   for (const [header, expected] of [
     ['"3"', true],

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { validate, version } from "uuid";
 import { isUuid, newId, workspaceDefaultGuardrailId } from "../../src/domain/ids.js";
 
-describe("ids are UUIDs (conventions 10)", () => {
+describe("ids are UUIDs (docs/behaviour.md#money-and-ids)", () => {
   it("new ids are valid version-7 UUIDs whose first 48 bits are the creation time in milliseconds", () => {
     const before = Date.now();
     const ids = Array.from({ length: 1000 }, () => newId());
@@ -24,7 +24,7 @@ describe("ids are UUIDs (conventions 10)", () => {
     assert.ok(newId() > first);
   });
 
-  it("a workspace's default guardrail id is a UUIDv5 derived from the workspace id, the same every time (decisions §7)", () => {
+  it("a workspace's default guardrail id is a UUIDv5 derived from the workspace id, the same every time (docs/behaviour.md#workspace-default)", () => {
     const ws = newId();
     assert.equal(workspaceDefaultGuardrailId(ws), workspaceDefaultGuardrailId(ws));
     assert.equal(version(workspaceDefaultGuardrailId(ws)), 5);

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { microsToUsd, usdToMicros } from "../../src/domain/money.js";
 
-describe("money is integer micro-dollars (conventions 10; decisions §5)", () => {
+describe("money is integer micro-dollars (docs/behaviour.md#money-and-ids)", () => {
   it("amounts with at most six decimals convert exactly, both ways", () => {
     for (const [usd, micros] of [
       [0, 0],

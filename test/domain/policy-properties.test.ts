@@ -12,7 +12,7 @@ import {
 import { FAMILIES, GEMINI, GPT5, GROK, guardrail, SONNET } from "./policy-support.js";
 
 /**
- * Properties of policy combination (issue 3; decisions §9): it does not depend on the order of the
+ * Properties of policy combination (docs/behaviour.md#combination): it does not depend on the order of the
  * guardrails, and adding a guardrail never widens what is allowed. A small universe of models,
  * providers and regions keeps the intersections non-trivial.
  */
@@ -59,7 +59,7 @@ const policyArb = fc.record(
     allowed_data_regions: nullable(fc.subarray(REGIONS)),
     ignored_models: nullable(fc.subarray(MODELS)),
     ignored_providers: nullable(fc.subarray(PROVIDERS)),
-    // A slug or pattern appears at most once per guardrail (decisions §6).
+    // A slug or pattern appears at most once per guardrail (docs/behaviour.md#custom-filters).
     content_filter_builtins: nullable(fc.uniqueArray(builtinArb, { selector: (f) => f.slug, maxLength: 4 })),
     content_filters: nullable(fc.uniqueArray(customArb, { selector: (f) => f.pattern, maxLength: 3 })),
     enable_free_model_publication: fc.boolean(),
@@ -100,7 +100,7 @@ function narrowerOrEqual<T>(after: T[] | null, before: T[] | null): boolean {
   return after.every((x) => before.includes(x));
 }
 
-describe("combinePolicies: properties (issue 3; decisions §9)", () => {
+describe("combinePolicies: properties (docs/behaviour.md#combination)", () => {
   it("combination is order-independent: any permutation of the guardrails gives the same policy", () => {
     fc.assert(
       fc.property(

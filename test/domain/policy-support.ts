@@ -1,7 +1,7 @@
 import { defaultPolicy, type Guardrail, type GuardrailPolicy } from "../../src/domain/guardrail.js";
 import type { AppliedGuardrail } from "../../src/domain/policy.js";
 
-/** Guardrails as stored, for the pure tests of policy combination (decisions §9). */
+/** Guardrails as stored, for the pure tests of policy combination (docs/behaviour.md#combination). */
 
 /** The families of config/default.json plus the literal "other" (Catalog.familyIds()). */
 export const FAMILIES = ["vendor_a", "vendor_b", "vendor_c", "vendor_d", "other"];
@@ -11,7 +11,7 @@ export const GEMINI = "google/gemini-2.5-pro-20250617";
 export const GROK = "x-ai/grok-4-07-09";
 
 let sequence = 0;
-/** A stored guardrail: the defaults of decisions §4 overridden by `policy`. */
+/** A stored guardrail: the defaults (docs/behaviour.md#guardrail-defaults) overridden by `policy`. */
 export function guardrail(policy: Partial<GuardrailPolicy> = {}, id?: string): Guardrail {
   sequence += 1;
   return {

@@ -21,7 +21,7 @@ import {
   workspaceDefault,
 } from "./policy-support.js";
 
-/** A table of named cases, one row per rule of decisions §9 (issue 3); each row also runs reversed. */
+/** A table of named cases, one row per rule of docs/behaviour.md#combination; each row also runs reversed. */
 
 const zdr = (...families: string[]) => Object.fromEntries(FAMILIES.map((f) => [f, families.includes(f)]));
 const budget = (usd: number, reset_interval: ResetInterval, byok = false) => ({
@@ -365,9 +365,9 @@ const ROWS: Row[] = [
   },
 ];
 
-describe("combinePolicies: one row per rule of decisions §9", () => {
+describe("combinePolicies: one row per rule (docs/behaviour.md#combination)", () => {
   for (const row of ROWS) {
-    it(`${row.name} (decisions §9)`, () => {
+    it(`${row.name} (docs/behaviour.md#combination)`, () => {
       for (const applied of [row.applied, [...row.applied].reverse()]) {
         const actual = combinePolicies(applied, FAMILIES, row.hasMember ?? false);
         const picked = Object.fromEntries(
@@ -378,7 +378,7 @@ describe("combinePolicies: one row per rule of decisions §9", () => {
     });
   }
 
-  it("same pattern and action with labels null and '' combine the same whichever comes first (decisions §9: order-independent)", () => {
+  it("same pattern and action with labels null and '' combine the same whichever comes first (docs/behaviour.md#combination: order-independent)", () => {
     const nullLabel = key(
       guardrail({ content_filters: [{ pattern: "secret", action: "redact", label: null }] }),
     );

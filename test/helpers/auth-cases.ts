@@ -10,18 +10,18 @@ export interface RouteUnderTest {
 }
 
 /**
- * The standard authentication cases every management route gets (conventions, habit 6):
- * no header → 401, a bad key → 401, an inference key → 403 (specification, Authentication; decisions §2).
+ * The standard authentication cases every management route gets (CONTRIBUTING.md#tests):
+ * no header → 401, a bad key → 401, an inference key → 403 (docs/behaviour.md#key-kinds).
  */
 export function standardAuthCases(server: () => TestServer, route: RouteUnderTest): void {
   const label = `${route.method} ${typeof route.path === "function" ? "route" : route.path}`;
-  it(`${label}: no Authorization header is 401 "Missing Authentication header" (spec Authentication 3)`, async () => {
+  it(`${label}: no Authorization header is 401 "Missing Authentication header" (docs/behaviour.md#bearer-keys)`, async () => {
     const org = await server().newOrg();
     const res = await call(server(), route.method, await route.path(org), { key: null, body: route.body });
     assert.equal(res.status, 401);
     assert.deepEqual(res.body, { error: { code: 401, message: "Missing Authentication header" } });
   });
-  it(`${label}: an unknown key or a non-Bearer value is 401 "Invalid API key" (decisions §2)`, async () => {
+  it(`${label}: an unknown key or a non-Bearer value is 401 "Invalid API key" (docs/behaviour.md#bearer-keys)`, async () => {
     const org = await server().newOrg();
     const path = await route.path(org);
     for (const authorization of ["Bearer sk-gr-v1-not-a-real-key", `Basic ${org.key}`, "Bearer"]) {
@@ -34,7 +34,7 @@ export function standardAuthCases(server: () => TestServer, route: RouteUnderTes
       assert.equal(res.body.error.message, "Invalid API key");
     }
   });
-  it(`${label}: an inference key is 403 "Only management keys can perform this operation" (spec Authentication 2)`, async () => {
+  it(`${label}: an inference key is 403 "Only management keys can perform this operation" (docs/behaviour.md#key-kinds)`, async () => {
     const org = await server().newOrg();
     const created = await call(server(), "POST", "/api/v1/keys", {
       key: org.key,

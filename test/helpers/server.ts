@@ -32,7 +32,7 @@ export interface TestServer {
   database: DatabaseHandle;
   /** The database's address (`sqlite:<file>` or `postgres://…`). */
   databaseUrl: string;
-  /** Every test makes its own organization (conventions, habit 5). */
+  /** Every test makes its own organization (CONTRIBUTING.md#tests). */
   newOrg(): Promise<TestOrg>;
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { assertInvalid, assertNotFound, ISO, orgSteps, sha256, UUID } from "./org-support.js";
 
-describe("member assignments (decisions §8)", () => {
+describe("member assignments (docs/behaviour.md#member-assignments)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -12,7 +12,7 @@ describe("member assignments (decisions §8)", () => {
     await server.close();
   });
 
-  it("assigning answers {assigned_count}; both lists show the SDK's MemberAssignment with the workspace (decisions §8)", async () => {
+  it("assigning answers {assigned_count}; both lists show the SDK's MemberAssignment with the workspace (docs/behaviour.md#assignment-lists)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -47,7 +47,7 @@ describe("member assignments (decisions §8)", () => {
     assert.deepEqual(await steps.list("/api/v1/guardrails/assignments/members"), list.body);
   });
 
-  it("unknown and foreign user ids are skipped; the same pair again counts 0 (decisions §8, §2)", async () => {
+  it("unknown and foreign user ids are skipped; the same pair again counts 0 (docs/behaviour.md#assignment-counts; docs/behaviour.md#organizations)", async () => {
     const org = await server.newOrg();
     const stranger = orgSteps(server, await server.newOrg());
     await stranger.member("foreign");
@@ -65,7 +65,7 @@ describe("member assignments (decisions §8)", () => {
     assert.equal((await stranger.list("/api/v1/guardrails/assignments/members")).total_count, 0);
   });
 
-  it("one guardrail per member per workspace: a second guardrail in the same workspace moves it, one in another workspace adds (decisions §8)", async () => {
+  it("one guardrail per member per workspace: a second guardrail in the same workspace moves it, one in another workspace adds (docs/behaviour.md#assignment-counts)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -87,7 +87,7 @@ describe("member assignments (decisions §8)", () => {
     assert.equal((await steps.list(`/api/v1/guardrails/${home1.id}/assignments/members`)).total_count, 0);
   });
 
-  it("a member outside the guardrail's workspace is 400 naming /member_user_ids/<i>; nothing is stored (decisions §8)", async () => {
+  it("a member outside the guardrail's workspace is 400 naming /member_user_ids/<i>; nothing is stored (docs/behaviour.md#assignment-counts)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -103,7 +103,7 @@ describe("member assignments (decisions §8)", () => {
     assert.equal((await steps.assignmentState()).members.total_count, 0);
   });
 
-  it("unassigning answers {unassigned_count}: only this guardrail's pairs count; others stay (decisions §8)", async () => {
+  it("unassigning answers {unassigned_count}: only this guardrail's pairs count; others stay (docs/behaviour.md#assignment-counts)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g1 = await steps.guardrail();
@@ -126,7 +126,7 @@ describe("member assignments (decisions §8)", () => {
     );
   });
 
-  it("the member assignment lists page with offset and limit; total_count is the whole count (decisions §8)", async () => {
+  it("the member assignment lists page with offset and limit; total_count is the whole count (docs/behaviour.md#assignment-lists)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -156,7 +156,7 @@ describe("member assignments (decisions §8)", () => {
   });
 });
 
-describe("deleting what an assignment hangs on removes the assignment (decisions §8)", () => {
+describe("deleting what an assignment hangs on removes the assignment (docs/behaviour.md#assignment-cleanup)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -165,7 +165,7 @@ describe("deleting what an assignment hangs on removes the assignment (decisions
     await server.close();
   });
 
-  it("deleting a guardrail removes its key and member assignments and nothing else; its lists are then 404 (decisions §8)", async () => {
+  it("deleting a guardrail removes its key and member assignments and nothing else; its lists are then 404 (docs/behaviour.md#assignments)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const doomed = await steps.guardrail();
@@ -193,7 +193,7 @@ describe("deleting what an assignment hangs on removes the assignment (decisions
     assert.equal(await steps.assignKeys(kept.id, [k1.hash]), 1);
   });
 
-  it("deleting a key removes its assignment (decisions §8)", async () => {
+  it("deleting a key removes its assignment (docs/behaviour.md#assignment-cleanup)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -208,7 +208,7 @@ describe("deleting what an assignment hangs on removes the assignment (decisions
     assert.equal(list.total_count, 1);
   });
 
-  it("deleting a workspace removes the assignments of its keys, its members and its guardrails; other workspaces keep theirs (decisions §8)", async () => {
+  it("deleting a workspace removes the assignments of its keys, its members and its guardrails; other workspaces keep theirs (docs/behaviour.md#assignment-cleanup)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");

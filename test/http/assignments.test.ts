@@ -14,7 +14,7 @@ const KEY_ASSIGNMENT_FIELDS = [
   "key_name",
 ];
 
-describe("key assignments (decisions §8)", () => {
+describe("key assignments (docs/behaviour.md#key-assignments)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -23,7 +23,7 @@ describe("key assignments (decisions §8)", () => {
     await server.close();
   });
 
-  it("assigning answers {assigned_count}; the guardrail's list and the list of all show the SDK's KeyAssignment (decisions §8)", async () => {
+  it("assigning answers {assigned_count}; the guardrail's list and the list of all show the SDK's KeyAssignment (docs/behaviour.md#assignment-lists)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -51,7 +51,7 @@ describe("key assignments (decisions §8)", () => {
     assert.deepEqual(await steps.list("/api/v1/guardrails/assignments/keys"), list.body);
   });
 
-  it("re-assigning the same pair counts 0 and keeps the assignment; a hash twice in one request counts once (decisions §8)", async () => {
+  it("re-assigning the same pair counts 0 and keeps the assignment; a hash twice in one request counts once (docs/behaviour.md#assignment-counts)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -62,7 +62,7 @@ describe("key assignments (decisions §8)", () => {
     assert.deepEqual(await steps.list(`/api/v1/guardrails/${g.id}/assignments/keys`), before);
   });
 
-  it("unknown hashes, another organization's key and a management key's hash are skipped and not counted (decisions §8, §2)", async () => {
+  it("unknown hashes, another organization's key and a management key's hash are skipped and not counted (docs/behaviour.md#assignment-counts; docs/behaviour.md#organizations)", async () => {
     const org = await server.newOrg();
     const stranger = await server.newOrg();
     const steps = orgSteps(server, org);
@@ -82,7 +82,7 @@ describe("key assignments (decisions §8)", () => {
     );
   });
 
-  it("a key holds one guardrail: assigning it to another one moves it and counts 1 (decisions §8)", async () => {
+  it("a key holds one guardrail: assigning it to another one moves it and counts 1 (docs/behaviour.md#assignment-counts)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g1 = await steps.guardrail({ name: "one" });
@@ -100,7 +100,7 @@ describe("key assignments (decisions §8)", () => {
     assert.equal(all.data[0]?.key_hash, k.hash);
   });
 
-  it("concurrent assignments of one key to several guardrails leave it with exactly one (decisions §8)", async () => {
+  it("concurrent assignments of one key to several guardrails leave it with exactly one (docs/behaviour.md#key-assignments)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const k = await steps.key();
@@ -119,7 +119,7 @@ describe("key assignments (decisions §8)", () => {
     assert.ok(gs.some((g) => g.id === all.data[0]?.guardrail_id));
   });
 
-  it("a key of another workspace is 400 naming /key_hashes/<i>, and nothing of the request is stored (decisions §8)", async () => {
+  it("a key of another workspace is 400 naming /key_hashes/<i>, and nothing of the request is stored (docs/behaviour.md#assignment-counts)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ws = await steps.workspace();
@@ -137,7 +137,7 @@ describe("key assignments (decisions §8)", () => {
     assert.equal(before.keys.total_count, 0);
   });
 
-  it("the workspace default guardrail cannot be assigned: 400 once materialized, 404 before (decisions §7)", async () => {
+  it("the workspace default guardrail cannot be assigned: 400 once materialized, 404 before (docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ws = (await steps.api.get(`/api/v1/workspaces/${org.workspaceId}`)).body.data;
@@ -154,7 +154,7 @@ describe("key assignments (decisions §8)", () => {
     assert.equal(state.keys.total_count + state.members.total_count, 0);
   });
 
-  it("an unknown, malformed or foreign guardrail id is 404 on every per-guardrail route (decisions §8, §2)", async () => {
+  it("an unknown, malformed or foreign guardrail id is 404 on every per-guardrail route (docs/behaviour.md#guardrail-lifecycle; docs/behaviour.md#organizations)", async () => {
     const org = await server.newOrg();
     const stranger = orgSteps(server, await server.newOrg());
     const foreign = await stranger.guardrail();
@@ -175,7 +175,7 @@ describe("key assignments (decisions §8)", () => {
     assert.equal((await stranger.list(`/api/v1/guardrails/${foreign.id}/assignments/keys`)).total_count, 1);
   });
 
-  it("unassigning answers {unassigned_count}: only pairs of this guardrail count; others stay (decisions §8)", async () => {
+  it("unassigning answers {unassigned_count}: only pairs of this guardrail count; others stay (docs/behaviour.md#assignment-counts)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g1 = await steps.guardrail();
@@ -199,7 +199,7 @@ describe("key assignments (decisions §8)", () => {
     assert.equal(await steps.unassignKeys(g1.id, [a.hash]), 0);
   });
 
-  it("malformed assignment bodies are 400 naming the property and store nothing (decisions §3)", async () => {
+  it("malformed assignment bodies are 400 naming the property and store nothing (docs/behaviour.md#invalid-request)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -222,7 +222,7 @@ describe("key assignments (decisions §8)", () => {
     assert.equal(state.keys.total_count + state.members.total_count, 0);
   });
 
-  it("the key assignment lists page with offset and limit in assignment order; total_count is the whole count (decisions §8)", async () => {
+  it("the key assignment lists page with offset and limit in assignment order; total_count is the whole count (docs/behaviour.md#assignment-lists)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -264,7 +264,7 @@ describe("key assignments (decisions §8)", () => {
   });
 });
 
-describe("assignments: authentication of every route (decisions §2)", () => {
+describe("assignments: authentication of every route (docs/behaviour.md#authentication)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();

@@ -4,7 +4,7 @@ import { sql } from "kysely";
 import { clientFor, startTestServer, TEST_DATABASE_KIND, type TestServer } from "../helpers/server.js";
 
 /**
- * "A change whose audit row cannot be written does not happen" (issue 3, audit log). A trigger in
+ * "A change whose audit row cannot be written does not happen" (docs/behaviour.md#audit-log). A trigger in
  * the real database makes every audit insert of one organization fail; the change must then be
  * answered with a 500 and leave nothing behind, while other organizations carry on. SQLite runs it
  * with both `synchronous` settings (FULL turns on group commit); PostgreSQL has one way to commit.
@@ -15,7 +15,7 @@ for (const synchronous of VARIANTS) {
     TEST_DATABASE_KIND === "postgres"
       ? "PostgreSQL"
       : `synchronous=${synchronous}${synchronous === "full" ? ", group commit" : ""}`;
-  describe(`the audit entry and its change are one transaction (issue 3; ${variant})`, () => {
+  describe(`the audit entry and its change are one transaction (docs/behaviour.md#audit-log; ${variant})`, () => {
     let server: TestServer;
     before(async () => {
       server = await startTestServer({ sqliteSynchronous: synchronous });

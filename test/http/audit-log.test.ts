@@ -15,7 +15,7 @@ interface Entry {
   created_at: string;
 }
 
-describe("the audit log (issue 3)", () => {
+describe("the audit log (docs/behaviour.md#audit-log)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -31,7 +31,7 @@ describe("the audit log (issue 3)", () => {
     return res.body;
   }
 
-  it("a guardrail create is one entry: action, resource, the acting key's SHA-256, before null, after the guardrail (issue 3)", async () => {
+  it("a guardrail create is one entry: action, resource, the acting key's SHA-256, before null, after the guardrail (docs/behaviour.md#audit-log)", async () => {
     const org = await server.newOrg();
     assert.deepEqual(await auditLog(org), { data: [], total_count: 0 });
     const g = await orgSteps(server, org).guardrail({ name: "audited", allowed_data_regions: ["us"] });
@@ -59,7 +59,7 @@ describe("the audit log (issue 3)", () => {
     assert.match(entry.created_at, ISO);
   });
 
-  it("every management change is recorded, newest first, with its resource and the acting key (issue 3)", async () => {
+  it("every management change is recorded, newest first, with its resource and the acting key (docs/behaviour.md#audit-log)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ws = await steps.workspace("audited");
@@ -109,7 +109,7 @@ describe("the audit log (issue 3)", () => {
     assert.ok(!JSON.stringify(log).includes(org.key));
   });
 
-  it("before and after hold the values around each change: update, delete, member update (issue 3)", async () => {
+  it("before and after hold the values around each change: update, delete, member update (docs/behaviour.md#audit-log)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const created = await steps.guardrail({ name: "v1" });
@@ -162,7 +162,7 @@ describe("the audit log (issue 3)", () => {
     assert.equal(byAction.get("key.delete")?.after, null);
   });
 
-  it("materializing the workspace default guardrail is recorded with before null (issue 3; decisions §7)", async () => {
+  it("materializing the workspace default guardrail is recorded with before null (docs/behaviour.md#audit-log; docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ws = (await steps.api.get(`/api/v1/workspaces/${org.workspaceId}`)).body.data;
@@ -173,7 +173,7 @@ describe("the audit log (issue 3)", () => {
     assert.deepEqual(entry?.after, g);
   });
 
-  it("resource_id filters the log; offset and limit page it; total_count is the filtered count (issue 3)", async () => {
+  it("resource_id filters the log; offset and limit page it; total_count is the filtered count (docs/behaviour.md#audit-log)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail({ name: "n0" });
@@ -199,7 +199,7 @@ describe("the audit log (issue 3)", () => {
     }
   });
 
-  it("a change that fails leaves no entry: 400s from validation and from the rules, 404, 409 (issue 3)", async () => {
+  it("a change that fails leaves no entry: 400s from validation and from the rules, 404, 409 (docs/behaviour.md#audit-log)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -239,7 +239,7 @@ describe("the audit log (issue 3)", () => {
     assert.deepEqual(await auditLog(org, "?limit=100"), before);
   });
 
-  it("organizations do not see each other's entries, not even by resource_id (decisions §2)", async () => {
+  it("organizations do not see each other's entries, not even by resource_id (docs/behaviour.md#organizations)", async () => {
     const one = await server.newOrg();
     const two = await server.newOrg();
     const g = await orgSteps(server, one).guardrail();
@@ -252,7 +252,7 @@ describe("the audit log (issue 3)", () => {
   });
 });
 
-describe("the audit log: authentication (decisions §2)", () => {
+describe("the audit log: authentication (docs/behaviour.md#authentication)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();

@@ -152,7 +152,7 @@ function assertErrorBody(res: ApiResponse, status: number, label: string, issueP
   }
 }
 
-describe("bad input is refused with the error body, stores nothing, and the server keeps serving (decisions §3)", () => {
+describe("bad input is refused with the error body, stores nothing, and the server keeps serving (docs/behaviour.md#refusals-change-nothing)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -168,7 +168,7 @@ describe("bad input is refused with the error body, stores nothing, and the serv
   }
 
   for (const bad of BAD_BODIES) {
-    it(`POST /api/v1/guardrails with ${bad.name} is ${bad.status}; nothing is stored (decisions §3)`, async () => {
+    it(`POST /api/v1/guardrails with ${bad.name} is ${bad.status}; nothing is stored (docs/behaviour.md#refusals-change-nothing)`, async () => {
       const org = await server.newOrg();
       const api = clientFor(server, org.key);
       await api.post("/api/v1/guardrails", { name: "existing" });
@@ -180,7 +180,7 @@ describe("bad input is refused with the error body, stores nothing, and the serv
       assert.equal(ok.status, 201);
     });
 
-    it(`PATCH /api/v1/guardrails/{id} with ${bad.name} is ${bad.status}; the guardrail is unchanged (decisions §3, §7)`, async () => {
+    it(`PATCH /api/v1/guardrails/{id} with ${bad.name} is ${bad.status}; the guardrail is unchanged (docs/behaviour.md#refusals-change-nothing; docs/behaviour.md#partial-update)`, async () => {
       const org = await server.newOrg();
       const api = clientFor(server, org.key);
       const created = await api.post("/api/v1/guardrails", { name: "existing", description: "keep" });
@@ -194,7 +194,7 @@ describe("bad input is refused with the error body, stores nothing, and the serv
     });
   }
 
-  it('POST /api/v1/workspaces and /api/v1/keys refuse a "__proto__" key and malformed JSON too (decisions §3)', async () => {
+  it('POST /api/v1/workspaces and /api/v1/keys refuse a "__proto__" key and malformed JSON too (docs/behaviour.md#invalid-request)', async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     for (const path of ["/api/v1/workspaces", "/api/v1/keys"]) {
@@ -213,7 +213,7 @@ describe("bad input is refused with the error body, stores nothing, and the serv
     }
   });
 
-  it('an unknown route is 404 "Resource not found", with or without a key (decisions §3)', async () => {
+  it('an unknown route is 404 "Resource not found", with or without a key (docs/behaviour.md#error-messages)', async () => {
     const org = await server.newOrg();
     for (const [method, path] of [
       ["GET", "/api/v1/nope"],
@@ -231,7 +231,7 @@ describe("bad input is refused with the error body, stores nothing, and the serv
     }
   });
 
-  it("a path with broken percent-encoding is 404 with the error body, not the framework's (decisions §3)", async () => {
+  it("a path with broken percent-encoding is 404 with the error body, not the framework's (docs/behaviour.md#error-messages)", async () => {
     const org = await server.newOrg();
     for (const path of ["/api/v1/guardrails/%zz", "/api/v1/workspaces/%E0%A4%A", "/%zz"]) {
       const res = await call(server, "GET", path, { key: org.key });
@@ -241,7 +241,7 @@ describe("bad input is refused with the error body, stores nothing, and the serv
     assert.equal((await call(server, "GET", "/healthz")).status, 200);
   });
 
-  it("a known path with a wrong method is 405 with an Allow header (decisions §3)", async () => {
+  it("a known path with a wrong method is 405 with an Allow header (docs/behaviour.md#error-messages)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const before = await listed(org);
@@ -263,7 +263,7 @@ describe("bad input is refused with the error body, stores nothing, and the serv
     assert.equal((await api.post("/api/v1/guardrails", { name: "after" })).status, 201);
   });
 
-  it("a non-UUID guardrail, workspace or key id in the path is 404, whatever its length (decisions §2, §7)", async () => {
+  it("a non-UUID guardrail, workspace or key id in the path is 404, whatever its length (docs/behaviour.md#organizations; docs/behaviour.md#update-not-found)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     for (const id of ["abc", "1", "%20", "y".repeat(101), "z".repeat(500)]) {

@@ -24,7 +24,7 @@ function unrestricted(): Record<string, unknown> {
   return out;
 }
 
-describe("GET /api/v1/key: the calling key and its effective policy (issue 3; decisions §9)", () => {
+describe("GET /api/v1/key: the calling key and its effective policy (docs/behaviour.md#current-key; docs/behaviour.md#combination)", () => {
   let server: TestServer;
   // A Wednesday afternoon, UTC; tests that need another instant set it and restore it.
   let clock = new Date("2025-03-12T15:30:00.000Z");
@@ -35,13 +35,13 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     await server.close();
   });
 
-  it("without an Authorization header it is 401 Missing Authentication header (spec Authentication; decisions §2)", async () => {
+  it("without an Authorization header it is 401 Missing Authentication header (docs/behaviour.md#bearer-keys)", async () => {
     const res = await call(server, "GET", "/api/v1/key", { key: null });
     assert.equal(res.status, 401);
     assert.deepEqual(res.body, MISSING_AUTH);
   });
 
-  it("an unknown key, a non-Bearer value or a bare Bearer is 401 Invalid API key (decisions §2)", async () => {
+  it("an unknown key, a non-Bearer value or a bare Bearer is 401 Invalid API key (docs/behaviour.md#bearer-keys)", async () => {
     const org = await server.newOrg();
     const key = await orgSteps(server, org).key();
     for (const authorization of ["Bearer sk-gr-v1-not-a-real-key", `Basic ${key.secret}`, "Bearer"]) {
@@ -51,14 +51,14 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     }
   });
 
-  it('a management key is 403 "Only inference keys can perform this operation" (issue 3; decisions §2)', async () => {
+  it('a management key is 403 "Only inference keys can perform this operation" (docs/behaviour.md#current-key; docs/behaviour.md#key-kinds)', async () => {
     const org = await server.newOrg();
     const res = await call(server, "GET", "/api/v1/key", { key: org.key });
     assert.equal(res.status, 403);
     assert.deepEqual(res.body, INFERENCE_ONLY);
   });
 
-  it("a key no guardrail governs: its identity, no guardrails, no restriction, no budgets (issue 3)", async () => {
+  it("a key no guardrail governs: its identity, no guardrails, no restriction, no budgets (docs/behaviour.md#current-key)", async () => {
     const org = await server.newOrg();
     const key = await orgSteps(server, org).key({ name: "plain" });
     const res = await currentKey(server, key.secret);
@@ -98,7 +98,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     });
   });
 
-  it("allowed_data_regions is the intersection of the workspace default, member and key guardrails (decisions §9)", async () => {
+  it("allowed_data_regions is the intersection of the workspace default, member and key guardrails (docs/behaviour.md#combination)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ws = (await steps.api.get(`/api/v1/workspaces/${org.workspaceId}`)).body.data;
@@ -141,7 +141,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     }
   });
 
-  it("the member's guardrail applies only in the key's workspace, and only to the member's keys (decisions §9)", async () => {
+  it("the member's guardrail applies only in the key's workspace, and only to the member's keys (docs/behaviour.md#layers)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -162,7 +162,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     ]);
   });
 
-  it("the effective policy combines the layers: allowed lists intersect, ignored lists unite, ZDR if any, enable_* if all, strictest filter (decisions §9)", async () => {
+  it("the effective policy combines the layers: allowed lists intersect, ignored lists unite, ZDR if any, enable_* if all, strictest filter (docs/behaviour.md#combination)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ws = (await steps.api.get(`/api/v1/workspaces/${org.workspaceId}`)).body.data;
@@ -212,7 +212,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     });
   });
 
-  it("budgets: one entry per layer and scope, nothing spent, in the current UTC calendar window (decisions §9)", async () => {
+  it("budgets: one entry per layer and scope, nothing spent, in the current UTC calendar window (docs/behaviour.md#budget-windows)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ws = (await steps.api.get(`/api/v1/workspaces/${org.workspaceId}`)).body.data;
@@ -276,7 +276,7 @@ describe("GET /api/v1/key: the calling key and its effective policy (issue 3; de
     ]);
   });
 
-  it("budget windows follow the UTC calendar at its edges: Sunday night, Monday 00:00, year end, leap day (decisions §9)", async () => {
+  it("budget windows follow the UTC calendar at its edges: Sunday night, Monday 00:00, year end, leap day (docs/behaviour.md#budget-windows)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const key = await steps.key();

@@ -5,10 +5,10 @@ import { currentKey, INVALID_KEY, layersOf, orgSteps } from "./org-support.js";
 
 /**
  * The effective policy of a key is cached, but every change to a guardrail, an assignment, a key or a
- * member is visible to the very next request (issue 3, freshness). Each test first reads GET /api/v1/key
+ * member is visible to the very next request (docs/behaviour.md#freshness). Each test first reads GET /api/v1/key
  * (filling the cache), makes one change, and reads again at once.
  */
-describe("freshness of the effective policy (issue 3)", () => {
+describe("freshness of the effective policy (docs/behaviour.md#freshness)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -17,7 +17,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     await server.close();
   });
 
-  /** A revoked key is unknown everywhere: on its own view and on a management route alike (decisions §2). */
+  /** A revoked key is unknown everywhere: on its own view and on a management route alike (docs/behaviour.md#bearer-keys). */
   async function assertRevoked(secret: string) {
     for (const path of ["/api/v1/key", "/api/v1/guardrails"]) {
       const res = await clientFor(server, secret).get(path);
@@ -38,7 +38,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     return { steps, key, regions };
   }
 
-  it("a PATCH of the key's guardrail shows on the next request (issue 3)", async () => {
+  it("a PATCH of the key's guardrail shows on the next request (docs/behaviour.md#freshness)", async () => {
     const { steps, key, regions } = await setup(await server.newOrg());
     const g = await steps.guardrail({ allowed_data_regions: ["us"] });
     await steps.assignKeys(g.id, [key.hash]);
@@ -49,7 +49,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     assert.equal(await regions(), null);
   });
 
-  it("a PATCH of the member's guardrail shows on the next request (issue 3)", async () => {
+  it("a PATCH of the member's guardrail shows on the next request (docs/behaviour.md#freshness)", async () => {
     const { steps, regions } = await setup(await server.newOrg());
     const g = await steps.guardrail({ allowed_data_regions: ["us", "global"] });
     await steps.assignMembers(g.id, ["m"]);
@@ -58,7 +58,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     assert.deepEqual(await regions(), ["global"]);
   });
 
-  it("assigning, moving and unassigning a key's guardrail show on the next request (issue 3)", async () => {
+  it("assigning, moving and unassigning a key's guardrail show on the next request (docs/behaviour.md#freshness)", async () => {
     const { steps, key } = await setup(await server.newOrg());
     const g1 = await steps.guardrail();
     const g2 = await steps.guardrail();
@@ -71,7 +71,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     assert.deepEqual(layersOf(await currentKey(server, key.secret)), []);
   });
 
-  it("assigning and unassigning the member's guardrail show on the next request (issue 3)", async () => {
+  it("assigning and unassigning the member's guardrail show on the next request (docs/behaviour.md#freshness)", async () => {
     const { steps, key } = await setup(await server.newOrg());
     const g = await steps.guardrail();
     assert.deepEqual(layersOf(await currentKey(server, key.secret)), []);
@@ -81,7 +81,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     assert.deepEqual(layersOf(await currentKey(server, key.secret)), []);
   });
 
-  it("deleting a guardrail removes it from the next request's layers (issue 3; decisions §8)", async () => {
+  it("deleting a guardrail removes it from the next request's layers (docs/behaviour.md#freshness; docs/behaviour.md#guardrail-lifecycle)", async () => {
     const { steps, key } = await setup(await server.newOrg());
     const forKey = await steps.guardrail();
     const forMember = await steps.guardrail();
@@ -97,7 +97,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     assert.deepEqual(layersOf(await currentKey(server, key.secret)), []);
   });
 
-  it("materializing, changing and deleting the workspace default guardrail show on the next request (issue 3; decisions §7)", async () => {
+  it("materializing, changing and deleting the workspace default guardrail show on the next request (docs/behaviour.md#freshness; docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const { steps, key, regions } = await setup(org);
     const ws = (await steps.api.get(`/api/v1/workspaces/${org.workspaceId}`)).body.data;
@@ -113,7 +113,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     assert.equal(await regions(), null);
   });
 
-  it("a member leaving a workspace loses that workspace's member guardrail: a key made after re-joining has none (issue 3)", async () => {
+  it("a member leaving a workspace loses that workspace's member guardrail: a key made after re-joining has none (docs/behaviour.md#freshness)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -132,7 +132,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     assert.deepEqual(layersOf(await currentKey(server, after.secret)), []);
   });
 
-  it("deleting the key makes its very next request 401 Invalid API key (issue 3; decisions §2)", async () => {
+  it("deleting the key makes its very next request 401 Invalid API key (docs/behaviour.md#freshness; docs/behaviour.md#bearer-keys)", async () => {
     const { steps, key } = await setup(await server.newOrg());
     assert.equal((await currentKey(server, key.secret)).status, 200);
     assert.equal((await clientFor(server, key.secret).get("/api/v1/guardrails")).status, 403);
@@ -140,7 +140,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     await assertRevoked(key.secret);
   });
 
-  it("deleting the key's member or its workspace makes the key's very next request 401 (issue 3)", async () => {
+  it("deleting the key's member or its workspace makes the key's very next request 401 (docs/behaviour.md#freshness)", async () => {
     const org = await server.newOrg();
     const { steps, key } = await setup(org);
     const a = await steps.workspace("a");
@@ -157,7 +157,7 @@ describe("freshness of the effective policy (issue 3)", () => {
     await assertRevoked(inA.secret);
   });
 
-  it("another organization's changes leave a key's policy as it was (decisions §2)", async () => {
+  it("another organization's changes leave a key's policy as it was (docs/behaviour.md#organizations)", async () => {
     const { steps, key, regions } = await setup(await server.newOrg());
     const g = await steps.guardrail({ allowed_data_regions: ["us"] });
     await steps.assignKeys(g.id, [key.hash]);

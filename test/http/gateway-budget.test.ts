@@ -20,7 +20,7 @@ async function budgetsOf(bench: GatewayBench, secret: string) {
   }[];
 }
 
-describe("budgets on the request path (issue 4, decisions §9)", () => {
+describe("budgets on the request path (docs/behaviour.md#budgets; docs/gateway.md#budgets)", () => {
   let bench: GatewayBench;
   before(async () => {
     bench = await startGatewayBench();

@@ -11,8 +11,8 @@ import {
   startGatewayBench,
 } from "./gateway-support.js";
 
-/** The dry run, /metrics and the logs of the request path (issue 4, dry run and operations). */
-describe("dry run, metrics and logs of the request path (issue 4)", () => {
+/** The dry run, /metrics and the logs of the request path (docs/gateway.md#operations). */
+describe("dry run, metrics and logs of the request path (docs/gateway.md#operations)", () => {
   let bench: GatewayBench;
   const logLines: string[] = [];
   before(async () => {

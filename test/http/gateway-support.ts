@@ -12,7 +12,7 @@ import { startTestServer, type TestOrg, type TestServer, type TestServerOptions 
 import { type MadeKey, orgSteps } from "./org-support.js";
 
 /**
- * The gateway's test bench (issue 4): the real service on a real SQLite file, and the bundled local
+ * The gateway's test bench (docs/gateway.md#what-happens-to-a-request): the real service on a real SQLite file, and the bundled local
  * upstream on another loopback port standing in for every provider (a party outside the project),
  * recording what reached it.
  */
@@ -81,7 +81,7 @@ export interface RawResponse {
   body: any;
 }
 
-/** A POST with a chosen Host header, so the request arrives through a region address (decisions §1). */
+/** A POST with a chosen Host header, so the request arrives through a region address (docs/behaviour.md#ingress-region). */
 export function post(
   server: TestServer,
   path: string,

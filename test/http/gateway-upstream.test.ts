@@ -4,8 +4,8 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 import { ask, chat, events, type GatewayBench, orgWithKey, startGatewayBench } from "./gateway-support.js";
 import { orgSteps } from "./org-support.js";
 
-/** Upstream time-outs and failures (issue 4, operations): 502/504 with the error body, nothing held. */
-describe("upstream failures on the request path (issue 4)", () => {
+/** Upstream time-outs and failures (docs/gateway.md#upstream-failures): 502/504 with the error body, nothing held. */
+describe("upstream failures on the request path (docs/gateway.md#upstream-failures)", () => {
   let bench: GatewayBench;
   before(async () => {
     bench = await startGatewayBench({ timeoutMs: 300 });
@@ -77,7 +77,7 @@ describe("upstream failures on the request path (issue 4)", () => {
   });
 });
 
-describe("providers without an API key (issue 4, providers)", () => {
+describe("providers without an API key (docs/gateway.md#providers)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();

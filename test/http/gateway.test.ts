@@ -14,7 +14,7 @@ import {
   startGatewayBench,
 } from "./gateway-support.js";
 
-describe("the governed request path (issue 4)", () => {
+describe("the governed request path (docs/gateway.md#what-happens-to-a-request)", () => {
   let bench: GatewayBench;
   before(async () => {
     bench = await startGatewayBench();
@@ -82,7 +82,7 @@ describe("the governed request path (issue 4)", () => {
     assert.equal(last?.body.model, SONNET);
   });
 
-  describe("regions (specification §4, §5; decisions §1, §9)", () => {
+  describe("regions (docs/behaviour.md#ingress-region; docs/behaviour.md#region-enforcement)", () => {
     it("a guardrail allowing only europe refuses the global and us addresses with 403 and serves europe", async () => {
       const { steps, key } = await orgWithKey(bench);
       const id = await guardKey(steps, key, { allowed_data_regions: ["europe"] });
@@ -156,7 +156,7 @@ describe("the governed request path (issue 4)", () => {
     });
   });
 
-  describe("content filters (decisions §6, §9)", () => {
+  describe("content filters (docs/behaviour.md#content-filters; docs/behaviour.md#filter-enforcement)", () => {
     it("redact: the upstream receives each match replaced by its label, in every message and part", async () => {
       const { steps, key } = await orgWithKey(bench);
       await guardKey(steps, key, {

@@ -4,7 +4,7 @@ import { defaultFields, FAMILIES } from "./guardrail-support.js";
 
 /**
  * fast-check arbitraries of guardrail bodies, valid and invalid, drawn from the real catalog
- * (config/default.json), and a small model of what a valid body does to a guardrail (decisions §4–7).
+ * (config/default.json), and a small model of what a valid body does to a guardrail (docs/behaviour.md#guardrail-defaults; docs/behaviour.md#model-lists; docs/behaviour.md#content-filters).
  */
 
 interface CatalogFile {
@@ -15,7 +15,7 @@ const catalog = JSON.parse(
   readFileSync(new URL("../../config/default.json", import.meta.url), "utf8"),
 ) as CatalogFile;
 
-/** Slug or canonical slug → canonical slug (decisions §5: stored and returned as the canonical slug). */
+/** Slug or canonical slug → canonical slug (docs/behaviour.md#model-lists). */
 export const CANONICAL = new Map<string, string>();
 for (const m of catalog.models) {
   CANONICAL.set(m.slug, m.canonical_slug);
@@ -44,7 +44,7 @@ export const BUILTIN_LABELS: Record<string, string> = {
   "regex-prompt-injection": "[PROMPT_INJECTION]",
 };
 const INJECTION = "regex-prompt-injection";
-/** Patterns in the common JavaScript/RE2 syntax (decisions §6). */
+/** Patterns in the common JavaScript/RE2 syntax (docs/behaviour.md#custom-filters). */
 const SAFE_PATTERNS = [
   "\\d{3}-\\d{4}",
   "secret",
@@ -64,7 +64,7 @@ export type Body = Record<string, unknown>;
 const textArb = (constraints: { minLength?: number; maxLength: number }) =>
   fc.string({ unit: "binary", ...constraints }).filter((s) => !s.includes("\0"));
 
-/** 1..200 code points of any Unicode (decisions §5: lengths count code points), with the bounds. */
+/** 1..200 code points of any Unicode (docs/behaviour.md#name-and-description), with the bounds. */
 const nameArb = fc.oneof(
   { weight: 8, arbitrary: textArb({ minLength: 1, maxLength: 200 }) },
   { weight: 1, arbitrary: fc.constantFrom("😀".repeat(200), "n".repeat(200), "é") },
@@ -87,7 +87,7 @@ const builtinsArb = fc.shuffledSubarray(Object.keys(BUILTIN_LABELS), { minLength
         {
           slug: fc.constant(slug),
           action: fc.constantFrom(...ACTIONS),
-          // A label sent for a builtin is accepted and ignored (decisions §6).
+          // A label sent for a builtin is accepted and ignored (docs/behaviour.md#builtin-filters).
           label: fc.string({ maxLength: 100 }).filter((s) => !s.includes("\0")),
           ...(slug === INJECTION ? { scan_scope: fc.constantFrom("user_only", "all_messages") } : {}),
         },
@@ -109,7 +109,7 @@ const customFilterArb = fc.record(
 const limitArb = fc
   .tuple(fc.integer({ min: 0, max: 1_000_000_000 }), fc.integer({ min: 0, max: 999_999 }), fc.boolean())
   .map(([usd, micros, whole]) => (whole ? usd : ((usd % 1_000_000_000) * 1_000_000 + micros) / 1_000_000));
-/** limit_usd and reset_interval go together (decisions §5), set or cleared as a pair. */
+/** limit_usd and reset_interval go together (docs/behaviour.md#budget-fields), set or cleared as a pair. */
 const budgetArb = fc.oneof(
   fc.record({ limit_usd: limitArb, reset_interval: fc.constantFrom(...INTERVALS) }),
   fc.constant({ limit_usd: null, reset_interval: null }),
@@ -134,7 +134,7 @@ function policyRecord() {
   return shape;
 }
 
-/** A valid create body: name required, anything else optional (decisions §4). */
+/** A valid create body: name required, anything else optional (docs/behaviour.md#guardrail-create). */
 export function validCreateBody(options: { budget: boolean } = { budget: true }): fc.Arbitrary<Body> {
   return fc
     .tuple(
@@ -144,7 +144,7 @@ export function validCreateBody(options: { budget: boolean } = { budget: true })
     .map(([body, budget]) => ({ ...body, ...budget }));
 }
 
-/** A valid update body: every property optional (decisions §7). */
+/** A valid update body: every property optional (docs/behaviour.md#partial-update). */
 export function validUpdateBody(options: { budget: boolean } = { budget: true }): fc.Arbitrary<Body> {
   return fc
     .tuple(fc.record(policyRecord(), { requiredKeys: [] }), options.budget ? budgetArb : fc.constant({}))
@@ -162,7 +162,7 @@ export function initialState(name: string): Body {
 
 const unique = <T>(items: T[]) => [...new Set(items)];
 
-/** What a valid body does to the returned fields (decisions §5–7). */
+/** What a valid body does to the returned fields (docs/behaviour.md#guardrail-fields; docs/behaviour.md#content-filters; docs/behaviour.md#partial-update). */
 export function applyBody(state: Body, body: Body): Body {
   const next: Body = { ...state };
   for (const key of [
@@ -200,7 +200,7 @@ export function applyBody(state: Body, body: Body): Body {
     next.content_filters =
       v?.map((f) => ({ pattern: f.pattern, action: f.action, label: f.label ?? null })) ?? null;
   }
-  // enforce_zdr is copied into every family flag the request does not set, never stored (decisions §5).
+  // enforce_zdr is copied into every family flag the request does not set, never stored (docs/behaviour.md#enforce-zdr-deprecated).
   for (const key of ZDR_KEYS) {
     if (typeof body[key] === "boolean") next[key] = body[key];
     else if (typeof body.enforce_zdr === "boolean") next[key] = body.enforce_zdr;

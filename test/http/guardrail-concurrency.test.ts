@@ -5,7 +5,7 @@ import { createGuardrail, getGuardrail } from "./guardrail-support.js";
 
 const CONFLICT = "Resource conflict. Please try again later.";
 
-describe("entity tags and concurrent updates (decisions §7)", () => {
+describe("entity tags and concurrent updates (docs/behaviour.md#concurrency)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -20,7 +20,7 @@ describe("entity tags and concurrent updates (decisions §7)", () => {
     assert.equal(res.body.error.message, CONFLICT);
   }
 
-  it("GET and PATCH return an ETag; it changes after every update and GET then shows the PATCH's tag (decisions §7)", async () => {
+  it("GET and PATCH return an ETag; it changes after every update and GET then shows the PATCH's tag (docs/behaviour.md#concurrency)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const created = await createGuardrail(server, org.key, { name: "tags" });
@@ -43,7 +43,7 @@ describe("entity tags and concurrent updates (decisions §7)", () => {
     }
   });
 
-  it('If-Match with the current tag is 200; a stale tag is 409 "Resource conflict. Please try again later." and changes nothing (decisions §7)', async () => {
+  it('If-Match with the current tag is 200; a stale tag is 409 "Resource conflict. Please try again later." and changes nothing (docs/behaviour.md#concurrency)', async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const created = await createGuardrail(server, org.key, { name: "if-match" });
@@ -62,7 +62,7 @@ describe("entity tags and concurrent updates (decisions §7)", () => {
     assert.equal(second.body.data.name, "second");
   });
 
-  it("If-Match: * updates an existing guardrail (decisions §7; RFC 9110 If-Match)", async () => {
+  it("If-Match: * updates an existing guardrail (docs/behaviour.md#concurrency; RFC 9110 If-Match)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const created = await createGuardrail(server, org.key, { name: "star" });
@@ -75,7 +75,7 @@ describe("entity tags and concurrent updates (decisions §7)", () => {
     assert.equal(res.body.data.name, "starred");
   });
 
-  it("If-Match on an unknown or another organization's guardrail is 404, not 409 (decisions §2, §7)", async () => {
+  it("If-Match on an unknown or another organization's guardrail is 404, not 409 (docs/behaviour.md#organizations; docs/behaviour.md#concurrency)", async () => {
     const org = await server.newOrg();
     const other = await server.newOrg();
     const theirs = await createGuardrail(server, other.key, { name: "theirs" });
@@ -94,7 +94,7 @@ describe("entity tags and concurrent updates (decisions §7)", () => {
     assert.deepEqual(await getGuardrail(server, other.key, theirs.body.data.id), theirs.body.data);
   });
 
-  it("20 concurrent PATCHes with the same If-Match: exactly one 200, the rest 409, and the winner's change is what stays (decisions §7)", async () => {
+  it("20 concurrent PATCHes with the same If-Match: exactly one 200, the rest 409, and the winner's change is what stays (docs/behaviour.md#concurrency)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const created = await createGuardrail(server, org.key, {
@@ -126,7 +126,7 @@ describe("entity tags and concurrent updates (decisions §7)", () => {
     assert.equal(final.body.data.limit_usd, n + 1);
   });
 
-  it("concurrent PATCHes without If-Match, each changing another property: every 200's change survives, the rest are 409 (decisions §7)", async () => {
+  it("concurrent PATCHes without If-Match, each changing another property: every 200's change survives, the rest are 409 (docs/behaviour.md#concurrency)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const created = await createGuardrail(server, org.key, { name: "free-for-all" });

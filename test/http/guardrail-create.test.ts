@@ -25,7 +25,7 @@ const LIST_FIELDS = [
   "ignored_providers",
 ] as const;
 
-describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions §4–5)", () => {
+describe("POST /api/v1/guardrails: create a guardrail (docs/behaviour.md#guardrail-create; docs/behaviour.md#guardrail-fields)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -37,7 +37,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
   const assertRefused = (body: Record<string, unknown>, ...paths: string[]) =>
     assertCreateRefused(server, body, ...paths);
 
-  describe("authentication (spec Authentication; decisions §2)", () => {
+  describe("authentication (docs/behaviour.md#authentication)", () => {
     standardAuthCases(() => server, {
       method: "POST",
       path: () => "/api/v1/guardrails",
@@ -45,7 +45,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     });
   });
 
-  it("only name is required: 201 {data} with every Guardrail field and the defaults (spec Resources; decisions §4)", async () => {
+  it("only name is required: 201 {data} with every Guardrail field and the defaults (docs/behaviour.md#guardrail-defaults)", async () => {
     const org = await server.newOrg();
     const before = Date.now();
     const res = await createGuardrail(server, org.key, { name: "Only a name" });
@@ -61,7 +61,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     assert.deepEqual(rest, { name: "Only a name", workspace_id: org.workspaceId, ...defaultFields() });
   });
 
-  it("Location names the new guardrail and ETag is its entity tag, the same GET gives (decisions §4, §7)", async () => {
+  it("Location names the new guardrail and ETag is its entity tag, the same GET gives (docs/behaviour.md#guardrail-create; docs/behaviour.md#concurrency)", async () => {
     const org = await server.newOrg();
     const res = await createGuardrail(server, org.key, { name: "headers" });
     const location = res.headers.get("location") ?? "";
@@ -74,7 +74,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     assert.equal(got.headers.get("etag"), etag);
   });
 
-  it("every property sent is stored and returned, the same on a later GET (spec Endpoints; decisions §5)", async () => {
+  it("every property sent is stored and returned, the same on a later GET (docs/behaviour.md#guardrail-fields)", async () => {
     const org = await server.newOrg();
     const body = {
       name: "Everything",
@@ -107,14 +107,14 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     assert.ok(created_at);
   });
 
-  it("a missing, empty or non-string name is 400 naming /name (spec Limits; decisions §4)", async () => {
+  it("a missing, empty or non-string name is 400 naming /name (docs/behaviour.md#guardrail-create)", async () => {
     await assertRefused({ description: "no name" }, "/name");
     await assertRefused({ name: "" }, "/name");
     await assertRefused({ name: 5 }, "/name");
     await assertRefused({ name: null }, "/name");
   });
 
-  it("name length counts code points: 200 emoji are accepted, 201 are 400 (spec Limits; decisions §5)", async () => {
+  it("name length counts code points: 200 emoji are accepted, 201 are 400 (docs/behaviour.md#name-and-description)", async () => {
     const org = await server.newOrg();
     for (const name of ["😀".repeat(200), "a".repeat(200), "x"]) {
       const res = await createGuardrail(server, org.key, { name });
@@ -124,7 +124,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     await assertRefused({ name: "a".repeat(201) }, "/name");
   });
 
-  it("description is at most 1000 code points; 1001 is 400 (spec Limits; decisions §5)", async () => {
+  it("description is at most 1000 code points; 1001 is 400 (docs/behaviour.md#name-and-description)", async () => {
     const org = await server.newOrg();
     for (const description of ["😀".repeat(1000), "d".repeat(1000), ""]) {
       const res = await createGuardrail(server, org.key, { name: "d", description });
@@ -135,7 +135,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     await assertRefused({ name: "d", description: 7 }, "/description");
   });
 
-  it("an unknown property is 400 naming it: a misspelled restriction is never dropped (decisions §4)", async () => {
+  it("an unknown property is 400 naming it: a misspelled restriction is never dropped (docs/behaviour.md#strict-bodies)", async () => {
     const res = await assertRefused({ name: "typo", allowed_model: [GPT5.slug] }, "/allowed_model");
     assert.deepEqual(
       res.body.error.metadata.issues.map((i: { path: string }) => i.path),
@@ -145,7 +145,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     await assertRefused({ name: "typo", limit: 10 }, "/limit");
   });
 
-  it('types are strict: "10" for limit_usd and "true" for a boolean are 400, not coerced (decisions §4)', async () => {
+  it('types are strict: "10" for limit_usd and "true" for a boolean are 400, not coerced (docs/behaviour.md#strict-bodies)', async () => {
     await assertRefused({ name: "t", limit_usd: "10", reset_interval: "daily" }, "/limit_usd");
     await assertRefused({ name: "t", include_byok_in_budgets: "true" }, "/include_byok_in_budgets");
     await assertRefused({ name: "t", enable_free_model_training: 1 }, "/enable_free_model_training");
@@ -155,12 +155,12 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
   });
 
   for (const field of LIST_FIELDS) {
-    it(`an empty ${field} array is 400 naming /${field} (spec Limits; decisions §5)`, async () => {
+    it(`an empty ${field} array is 400 naming /${field} (docs/behaviour.md#empty-lists)`, async () => {
       await assertRefused({ name: "empty", [field]: [] }, `/${field}`);
     });
   }
 
-  it("null lists are accepted and mean no restriction (spec Endpoints; decisions §5)", async () => {
+  it("null lists are accepted and mean no restriction (docs/behaviour.md#empty-lists)", async () => {
     const org = await server.newOrg();
     const body: Record<string, unknown> = {
       name: "nulls",
@@ -174,7 +174,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     }
   });
 
-  it("allowed_data_regions takes global, europe and us, collapses duplicates, refuses other values (spec Region; decisions §5)", async () => {
+  it("allowed_data_regions takes global, europe and us, collapses duplicates, refuses other values (docs/behaviour.md#region-lists)", async () => {
     const org = await server.newOrg();
     const all = await createGuardrail(server, org.key, {
       name: "regions",
@@ -187,7 +187,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     await assertRefused({ name: "r", allowed_data_regions: ["EU"] }, "/allowed_data_regions/0");
   });
 
-  it("models may be named by slug or canonical slug, are stored as the canonical slug, duplicates collapse (decisions §5)", async () => {
+  it("models may be named by slug or canonical slug, are stored as the canonical slug, duplicates collapse (docs/behaviour.md#model-lists)", async () => {
     const org = await server.newOrg();
     const res = await createGuardrail(server, org.key, {
       name: "models",
@@ -199,14 +199,14 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     assert.deepEqual(await getGuardrail(server, org.key, res.body.data.id), res.body.data);
   });
 
-  it("an unknown model is 400 naming it at /<list>/<index> (decisions §5)", async () => {
+  it("an unknown model is 400 naming it at /<list>/<index> (docs/behaviour.md#model-lists)", async () => {
     for (const field of ["allowed_models", "ignored_models"]) {
       const res = await assertRefused({ name: "m", [field]: [GPT5.slug, "nobody/no-model"] }, `/${field}/1`);
       assert.match(issueText(res, `/${field}/1`), /nobody\/no-model/);
     }
   });
 
-  it("providers must be provider ids of the catalog; an unknown one is 400 naming it (decisions §5)", async () => {
+  it("providers must be provider ids of the catalog; an unknown one is 400 naming it (docs/behaviour.md#provider-lists)", async () => {
     const org = await server.newOrg();
     const res = await createGuardrail(server, org.key, {
       name: "providers",
@@ -221,7 +221,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     }
   });
 
-  it("limit_usd without reset_interval, and the reverse, are 400 (spec Errors; decisions §5)", async () => {
+  it("limit_usd without reset_interval, and the reverse, are 400 (docs/behaviour.md#budget-fields)", async () => {
     await assertRefused({ name: "l", limit_usd: 10 }, "/reset_interval");
     await assertRefused({ name: "l", limit_usd: 10, reset_interval: null }, "/reset_interval");
     await assertRefused({ name: "l", reset_interval: "daily" }, "/limit_usd");
@@ -236,7 +236,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     assert.equal(none.body.data.reset_interval, null);
   });
 
-  it("reset_interval is daily, weekly or monthly; anything else is 400 (spec Endpoints)", async () => {
+  it("reset_interval is daily, weekly or monthly; anything else is 400 (docs/behaviour.md#budget-fields)", async () => {
     const org = await server.newOrg();
     for (const reset_interval of ["daily", "weekly", "monthly"]) {
       const res = await createGuardrail(server, org.key, {
@@ -250,7 +250,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     await assertRefused({ name: "l", limit_usd: 1, reset_interval: "Daily" }, "/reset_interval");
   });
 
-  it("limit_usd is at least 0: a negative limit is 400, 0 is accepted (decisions §5)", async () => {
+  it("limit_usd is at least 0: a negative limit is 400, 0 is accepted (docs/behaviour.md#budget-fields)", async () => {
     await assertRefused({ name: "l", limit_usd: -1, reset_interval: "daily" }, "/limit_usd");
     await assertRefused({ name: "l", limit_usd: -0.000001, reset_interval: "daily" }, "/limit_usd");
     const org = await server.newOrg();
@@ -262,7 +262,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     assert.equal(zero.body.data.limit_usd, 0);
   });
 
-  it("limit_usd is kept exactly to the micro-dollar; finer amounts are 400 (decisions §5)", async () => {
+  it("limit_usd is kept exactly to the micro-dollar; finer amounts are 400 (docs/behaviour.md#budget-fields)", async () => {
     const org = await server.newOrg();
     for (const limit_usd of [0.1, 0.000001, 1234.567891, 0.3, 1000000]) {
       const res = await createGuardrail(server, org.key, {
@@ -277,7 +277,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     await assertRefused({ name: "l", limit_usd: 1.0000005, reset_interval: "daily" }, "/limit_usd");
   });
 
-  it("enforce_zdr is copied into every family flag not sent explicitly, never stored, returned null (spec Endpoints; decisions §5)", async () => {
+  it("enforce_zdr is copied into every family flag not sent explicitly, never stored, returned null (docs/behaviour.md#enforce-zdr-deprecated)", async () => {
     const org = await server.newOrg();
     const allButB = await createGuardrail(server, org.key, {
       name: "zdr",
@@ -313,7 +313,7 @@ describe("POST /api/v1/guardrails: create a guardrail (spec Endpoints; decisions
     });
   });
 
-  it("include_byok_in_budgets and the enable_* permissions are stored as sent (spec Resources)", async () => {
+  it("include_byok_in_budgets and the enable_* permissions are stored as sent (docs/behaviour.md#data-policy-permissions)", async () => {
     const org = await server.newOrg();
     const res = await createGuardrail(server, org.key, {
       name: "flags",

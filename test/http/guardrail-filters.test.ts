@@ -6,7 +6,7 @@ import { assertCreateRefused, assertInvalid, createGuardrail, getGuardrail } fro
 
 const ACTIONS = ["block", "redact", "flag"];
 
-describe("content filters on create and update (decisions §6)", () => {
+describe("content filters on create and update (docs/behaviour.md#content-filters)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -19,7 +19,7 @@ describe("content filters on create and update (decisions §6)", () => {
     assertCreateRefused(server, { name: "f", ...body }, ...paths);
 
   for (const action of ACTIONS) {
-    it(`every builtin slug accepts action ${action}; the label returned is the system's even when one is sent (decisions §6)`, async () => {
+    it(`every builtin slug accepts action ${action}; the label returned is the system's even when one is sent (docs/behaviour.md#builtin-filters)`, async () => {
       const org = await server.newOrg();
       const sent = Object.keys(BUILTIN_LABELS).map((slug) => ({ slug, action, label: "my own label" }));
       const res = await createGuardrail(server, org.key, { name: action, content_filter_builtins: sent });
@@ -36,7 +36,7 @@ describe("content filters on create and update (decisions §6)", () => {
     });
   }
 
-  it("scan_scope user_only or all_messages is kept on regex-prompt-injection; the default is all_messages (decisions §6)", async () => {
+  it("scan_scope user_only or all_messages is kept on regex-prompt-injection; the default is all_messages (docs/behaviour.md#scan-scope)", async () => {
     const org = await server.newOrg();
     for (const scan_scope of ["user_only", "all_messages"]) {
       const res = await createGuardrail(server, org.key, {
@@ -57,7 +57,7 @@ describe("content filters on create and update (decisions §6)", () => {
     );
   });
 
-  it("an empty filter list is 400 like every empty list; null removes the filters (decisions §5, spec PATCH)", async () => {
+  it("an empty filter list is 400 like every empty list; null removes the filters (docs/behaviour.md#empty-lists)", async () => {
     await assertRefused({ content_filter_builtins: [] }, "/content_filter_builtins");
     await assertRefused({ content_filters: [] }, "/content_filters");
     const org = await server.newOrg();
@@ -75,7 +75,7 @@ describe("content filters on create and update (decisions §6)", () => {
     assert.equal(cleared.body.data.content_filter_builtins, null);
   });
 
-  it("scan_scope on any other builtin slug is 400 naming it (decisions §6)", async () => {
+  it("scan_scope on any other builtin slug is 400 naming it (docs/behaviour.md#scan-scope)", async () => {
     for (const slug of Object.keys(BUILTIN_LABELS).filter((s) => s !== "regex-prompt-injection")) {
       await assertRefused(
         {
@@ -89,7 +89,7 @@ describe("content filters on create and update (decisions §6)", () => {
     }
   });
 
-  it("the same builtin slug twice in one list is 400, even with different actions (decisions §6)", async () => {
+  it("the same builtin slug twice in one list is 400, even with different actions (docs/behaviour.md#builtin-filters)", async () => {
     await assertRefused(
       {
         content_filter_builtins: [
@@ -102,7 +102,7 @@ describe("content filters on create and update (decisions §6)", () => {
     );
   });
 
-  it("an unknown builtin slug, an unknown action, a missing action or an unknown property is 400 (decisions §6, §4)", async () => {
+  it("an unknown builtin slug, an unknown action, a missing action or an unknown property is 400 (docs/behaviour.md#builtin-filters; docs/behaviour.md#strict-bodies)", async () => {
     await assertRefused(
       { content_filter_builtins: [{ slug: "passport", action: "block" }] },
       "/content_filter_builtins/0/slug",
@@ -129,7 +129,7 @@ describe("content filters on create and update (decisions §6)", () => {
     );
   });
 
-  it("a custom filter's label is optional and may be null, and has at most 100 characters (decisions §6)", async () => {
+  it("a custom filter's label is optional and may be null, and has at most 100 characters (docs/behaviour.md#custom-filters)", async () => {
     const org = await server.newOrg();
     const res = await createGuardrail(server, org.key, {
       name: "labels",
@@ -171,7 +171,7 @@ describe("content filters on create and update (decisions §6)", () => {
     await assertRefused({ content_filters: [{ action: "block" }] }, "/content_filters/0/pattern");
   });
 
-  it("at most 50 custom filters per guardrail: 50 are accepted, 51 are 400 (decisions §6)", async () => {
+  it("at most 50 custom filters per guardrail: 50 are accepted, 51 are 400 (docs/behaviour.md#custom-filters)", async () => {
     const org = await server.newOrg();
     const filters = (n: number) =>
       Array.from({ length: n }, (_, i) => ({ pattern: `word${i}`, action: "flag" }));
@@ -192,7 +192,7 @@ describe("content filters on create and update (decisions §6)", () => {
     ["unterminated class", "[a-z"],
   ];
   for (const [kind, pattern] of BAD_PATTERNS) {
-    it(`a custom pattern with ${kind} is 400 with metadata.reason invalid_regex_pattern and the filter index (decisions §6)`, async () => {
+    it(`a custom pattern with ${kind} is 400 with metadata.reason invalid_regex_pattern and the filter index (docs/behaviour.md#custom-filters)`, async () => {
       const res = await assertRefused(
         {
           content_filters: [
@@ -207,7 +207,7 @@ describe("content filters on create and update (decisions §6)", () => {
     });
   }
 
-  it("valid RE2 patterns are accepted and returned as sent (decisions §6)", async () => {
+  it("valid RE2 patterns are accepted and returned as sent (docs/behaviour.md#custom-filters)", async () => {
     const org = await server.newOrg();
     const patterns = [
       "[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}",
@@ -226,7 +226,7 @@ describe("content filters on create and update (decisions §6)", () => {
     );
   });
 
-  it("PATCH validates filters the same way and leaves the guardrail unchanged on 400 (decisions §6, §7)", async () => {
+  it("PATCH validates filters the same way and leaves the guardrail unchanged on 400 (docs/behaviour.md#content-filters; docs/behaviour.md#partial-update)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const made = await createGuardrail(server, org.key, {

@@ -38,7 +38,7 @@ describe("guardrail properties: random valid and invalid bodies through HTTP", (
     await server.close();
   });
 
-  it("after any sequence of valid creates and updates, GET and the list return exactly the last 2xx data, as the field rules predict (decisions §4–§8)", async () => {
+  it("after any sequence of valid creates and updates, GET and the list return exactly the last 2xx data, as the field rules predict (docs/behaviour.md#guardrail-create; docs/behaviour.md#guardrail-fields; docs/behaviour.md#content-filters)", async () => {
     await fc.assert(
       fc.asyncProperty(
         validCreateBody(),
@@ -94,7 +94,7 @@ describe("guardrail properties: random valid and invalid bodies through HTTP", (
     );
   });
 
-  it("an invalid body is 400 'Invalid request parameters' naming each offending path, as PATCH and as POST, and changes nothing (spec Errors; decisions §3, §5–§7)", async () => {
+  it("an invalid body is 400 'Invalid request parameters' naming each offending path, as PATCH and as POST, and changes nothing (docs/behaviour.md#refusals-change-nothing; docs/behaviour.md#guardrail-fields; docs/behaviour.md#content-filters)", async () => {
     await fc.assert(
       fc.asyncProperty(
         validCreateBody({ budget: false }),
@@ -160,7 +160,7 @@ describe("guardrail properties: random valid and invalid bodies through HTTP", (
     );
   });
 
-  it("the issue path of an unknown property is a JSON Pointer: '~' is written '~0' and '/' is written '~1' (decisions §3; RFC 6901)", async () => {
+  it("the issue path of an unknown property is a JSON Pointer: '~' is written '~0' and '/' is written '~1' (docs/behaviour.md#invalid-request; RFC 6901)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const created = await api.post("/api/v1/guardrails", { name: "g" });

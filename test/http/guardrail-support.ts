@@ -4,11 +4,11 @@ import { clientFor } from "../helpers/server.js";
 
 /**
  * Shared expectations of the guardrail create/update tests. The family ids are the default catalog's
- * (config/default.json; decisions §5), plus the literal `other`.
+ * (docs/behaviour.md#zdr-flags; config/default.json), plus the literal `other`.
  */
 export const FAMILIES = ["anthropic", "openai", "google", "xai", "other"] as const;
 
-/** Every field of the specification's Guardrail table, with the wire names of the default catalog. */
+/** Every field of a guardrail as returned (docs/behaviour.md#guardrail-fields), with the wire names of the default catalog. */
 export const GUARDRAIL_FIELDS = [
   "id",
   "name",
@@ -44,7 +44,7 @@ export const GEMINI = { slug: "google/gemini-2.5-pro", canonical: "google/gemini
 
 export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
-/** The defaults of decisions §4, for every field but id, name, workspace_id and created_at. */
+/** The defaults (docs/behaviour.md#guardrail-defaults), for every field but id, name, workspace_id and created_at. */
 export function defaultFields(): Record<string, unknown> {
   const out: Record<string, unknown> = {
     description: null,
@@ -75,7 +75,7 @@ export function zdrFlags(data: Record<string, unknown>): Record<string, unknown>
 }
 
 /**
- * A 400 with the exact error body of decisions §3 whose metadata.issues names every given path.
+ * A 400 with the exact error body (docs/behaviour.md#error-body) whose metadata.issues names every given path.
  */
 export function assertInvalid(res: ApiResponse, ...paths: string[]): void {
   const context = JSON.stringify(res.body);

@@ -31,7 +31,7 @@ const FULL = {
   reset_interval: "daily",
 };
 
-describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; decisions §5, §7)", () => {
+describe("PATCH /api/v1/guardrails/{id}: update a guardrail (docs/behaviour.md#guardrail-fields; docs/behaviour.md#partial-update)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -66,7 +66,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     return res;
   }
 
-  describe("authentication (spec Authentication; decisions §2)", () => {
+  describe("authentication (docs/behaviour.md#authentication)", () => {
     standardAuthCases(() => server, {
       method: "PATCH",
       path: async (org) => `/api/v1/guardrails/${(await made(org, { name: "auth" })).id}`,
@@ -74,7 +74,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     });
   });
 
-  it("200 {data}: only the supplied property changes, updated_at is set and not before created_at (spec Rules 2; decisions §7)", async () => {
+  it("200 {data}: only the supplied property changes, updated_at is set and not before created_at (docs/behaviour.md#partial-update)", async () => {
     const org = await server.newOrg();
     const stored = await made(org);
     assert.equal(stored.updated_at, null);
@@ -84,7 +84,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     assert.ok(Date.parse(String(data.updated_at)) >= Date.parse(String(stored.created_at)));
   });
 
-  it("each property sent alone changes that property and nothing else (spec Endpoints; decisions §7)", async () => {
+  it("each property sent alone changes that property and nothing else (docs/behaviour.md#partial-update)", async () => {
     const org = await server.newOrg();
     let expected = await made(org);
     const steps: [Record<string, unknown>, Record<string, unknown>][] = [
@@ -114,7 +114,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     }
   });
 
-  it("null clears description, every list and both filter lists (decisions §5, §7)", async () => {
+  it("null clears description, every list and both filter lists (docs/behaviour.md#empty-lists; docs/behaviour.md#partial-update)", async () => {
     const org = await server.newOrg();
     const stored = await made(org);
     const cleared = {
@@ -131,7 +131,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     assert.deepEqual(data, { ...stored, ...cleared, updated_at: data.updated_at });
   });
 
-  it("lists replace the stored value whole, they are not merged (spec Rules 1; decisions §7)", async () => {
+  it("lists replace the stored value whole, they are not merged (docs/behaviour.md#partial-update)", async () => {
     const org = await server.newOrg();
     const stored = await made(org);
     const data = await patchOk(org, stored.id, {
@@ -146,7 +146,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     assert.deepEqual(data.content_filters, [{ pattern: "other", action: "flag", label: null }]);
   });
 
-  it("include_byok_in_budgets is unchanged when omitted (spec Endpoints)", async () => {
+  it("include_byok_in_budgets is unchanged when omitted (docs/behaviour.md#budget-fields)", async () => {
     const org = await server.newOrg();
     const stored = await made(org, { name: "byok", include_byok_in_budgets: true });
     assert.equal((await patchOk(org, stored.id, { description: "x" })).include_byok_in_budgets, true);
@@ -157,7 +157,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     assert.equal((await patchOk(org, stored.id, { name: "byok 2" })).include_byok_in_budgets, false);
   });
 
-  it("with a stored limit, dropping only one of limit_usd/reset_interval is 400; changing one alone or clearing both is 200 (decisions §5)", async () => {
+  it("with a stored limit, dropping only one of limit_usd/reset_interval is 400; changing one alone or clearing both is 200 (docs/behaviour.md#budget-fields)", async () => {
     const org = await server.newOrg();
     const stored = await made(org, { name: "limit", limit_usd: 10, reset_interval: "daily" });
     const res = await patchRefused(org, stored, { reset_interval: null });
@@ -176,7 +176,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     assert.deepEqual([none.limit_usd, none.reset_interval], [null, null]);
   });
 
-  it("without a stored limit, limit_usd alone or reset_interval alone is 400; both together are 200 (decisions §5)", async () => {
+  it("without a stored limit, limit_usd alone or reset_interval alone is 400; both together are 200 (docs/behaviour.md#budget-fields)", async () => {
     const org = await server.newOrg();
     const stored = await made(org, { name: "no limit" });
     await patchRefused(org, stored, { limit_usd: 5 }, "/reset_interval");
@@ -185,7 +185,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     assert.deepEqual([both.limit_usd, both.reset_interval], [5, "monthly"]);
   });
 
-  it("enforce_zdr on update is copied into every family flag not sent, and returned null (spec Endpoints; decisions §5)", async () => {
+  it("enforce_zdr on update is copied into every family flag not sent, and returned null (docs/behaviour.md#enforce-zdr-deprecated)", async () => {
     const org = await server.newOrg();
     const stored = await made(org, { name: "zdr", enforce_zdr_anthropic: true });
     const allButC = await patchOk(org, stored.id, { enforce_zdr: true, enforce_zdr_google: false });
@@ -207,7 +207,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     assert.equal(plusB.enforce_zdr, null);
   });
 
-  it("workspace_id, id, created_at and updated_at in the body are 400 naming them (decisions §7)", async () => {
+  it("workspace_id, id, created_at and updated_at in the body are 400 naming them (docs/behaviour.md#not-updatable)", async () => {
     const org = await server.newOrg();
     const stored = await made(org);
     const cases: Record<string, unknown> = {
@@ -222,7 +222,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     }
   });
 
-  it("invalid values are 400 on update as on create and change nothing (decisions §4, §5)", async () => {
+  it("invalid values are 400 on update as on create and change nothing (docs/behaviour.md#guardrail-create; docs/behaviour.md#guardrail-fields)", async () => {
     const org = await server.newOrg();
     const stored = await made(org);
     const cases: [Record<string, unknown>, string][] = [
@@ -248,7 +248,7 @@ describe("PATCH /api/v1/guardrails/{id}: update a guardrail (spec Endpoints; dec
     for (const [body, path] of cases) await patchRefused(org, stored, body, path);
   });
 
-  it('a non-UUID id, an unknown id and another organization\'s id are 404 "Resource not found" (decisions §2, §7)', async () => {
+  it('a non-UUID id, an unknown id and another organization\'s id are 404 "Resource not found" (docs/behaviour.md#organizations; docs/behaviour.md#update-not-found)', async () => {
     const org = await server.newOrg();
     const other = await server.newOrg();
     const theirs = await made(other, { name: "theirs" });

@@ -11,7 +11,7 @@ import {
   listGuardrails,
 } from "./guardrail-support.js";
 
-describe("guardrails and workspaces: workspace_id on create, the workspace default guardrail (decisions §4, §7)", () => {
+describe("guardrails and workspaces: workspace_id on create, the workspace default guardrail (docs/behaviour.md#create-workspace; docs/behaviour.md#workspace-default)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -41,7 +41,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     assert.ok(!ids.includes(id), "absent from the list");
   }
 
-  it("every workspace names a default_guardrail_id, a UUIDv5, distinct per workspace, stable across reads (decisions §7)", async () => {
+  it("every workspace names a default_guardrail_id, a UUIDv5, distinct per workspace, stable across reads (docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const second = await api.post("/api/v1/workspaces", { name: "second" });
@@ -55,13 +55,13 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     assert.equal(await defaultGuardrailId(org, org.workspaceId), a);
   });
 
-  it("before it is first written, GET is 404 and the list does not show it (decisions §7)", async () => {
+  it("before it is first written, GET is 404 and the list does not show it (docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const id = await defaultGuardrailId(org, org.workspaceId);
     await assertNotMaterialized(org, org.workspaceId, id);
   });
 
-  it('the first PATCH materializes it: 200 with the fixed name "Workspace <id> Default", the patch applied, defaults elsewhere (decisions §7)', async () => {
+  it('the first PATCH materializes it: 200 with the fixed name "Workspace <id> Default", the patch applied, defaults elsewhere (docs/behaviour.md#workspace-default)', async () => {
     const org = await server.newOrg();
     const id = await defaultGuardrailId(org, org.workspaceId);
     const res = await clientFor(server, org.key).patch(`/api/v1/guardrails/${id}`, {
@@ -94,7 +94,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     );
   });
 
-  it("a non-default workspace's default guardrail materializes the same way, in that workspace (decisions §7)", async () => {
+  it("a non-default workspace's default guardrail materializes the same way, in that workspace (docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const ws = (await api.post("/api/v1/workspaces", { name: "team" })).body.data;
@@ -114,7 +114,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     assert.deepEqual(await listGuardrails(server, org.key), [], "not in the default workspace's list");
   });
 
-  it("a PATCH that changes its name is 400 naming /name, before and after materialization; nothing changes (decisions §7)", async () => {
+  it("a PATCH that changes its name is 400 naming /name, before and after materialization; nothing changes (docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const id = await defaultGuardrailId(org, org.workspaceId);
@@ -129,7 +129,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     assert.deepEqual(await getGuardrail(server, org.key, id), made.body.data);
   });
 
-  it("a PATCH that sends its own name unchanged is 200 (decisions §7)", async () => {
+  it("a PATCH that sends its own name unchanged is 200 (docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const id = await defaultGuardrailId(org, org.workspaceId);
@@ -143,7 +143,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     assert.equal(again.body.data.name, name);
   });
 
-  it("later PATCHes update it like any guardrail: created_at stays, updated_at moves on (decisions §7)", async () => {
+  it("later PATCHes update it like any guardrail: created_at stays, updated_at moves on (docs/behaviour.md#partial-update)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const id = await defaultGuardrailId(org, org.workspaceId);
@@ -160,7 +160,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     assert.notEqual(second.headers.get("etag"), first.headers.get("etag"));
   });
 
-  it("another organization's workspace default id is 404 on PATCH and stays unmaterialized (decisions §2, §7)", async () => {
+  it("another organization's workspace default id is 404 on PATCH and stays unmaterialized (docs/behaviour.md#organizations; docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const other = await server.newOrg();
     const theirs = await defaultGuardrailId(other, other.workspaceId);
@@ -170,7 +170,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     await assertNotMaterialized(other, other.workspaceId, theirs);
   });
 
-  it("an invalid first PATCH is 400 and does not materialize it (decisions §5, §7)", async () => {
+  it("an invalid first PATCH is 400 and does not materialize it (docs/behaviour.md#guardrail-fields; docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const id = await defaultGuardrailId(org, org.workspaceId);
@@ -179,7 +179,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     await assertNotMaterialized(org, org.workspaceId, id);
   });
 
-  it("workspace_id places the guardrail; omitted, it is the default workspace (spec Endpoints; decisions §4)", async () => {
+  it("workspace_id places the guardrail; omitted, it is the default workspace (docs/behaviour.md#create-workspace)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const ws = await api.post("/api/v1/workspaces", { name: "second" });
@@ -196,7 +196,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     assert.deepEqual(ids(await listGuardrails(server, org.key, ws.body.data.id)), [inSecond.body.data.id]);
   });
 
-  it("a workspace_id of another organization, unknown or not a UUID is 400; nothing is stored (decisions §2, §4)", async () => {
+  it("a workspace_id of another organization, unknown or not a UUID is 400; nothing is stored (docs/behaviour.md#organizations; docs/behaviour.md#create-workspace)", async () => {
     const other = await server.newOrg();
     for (const workspace_id of [other.workspaceId, "7d4f2a4c-1111-4222-8333-944455556666", "not-a-uuid"]) {
       await assertCreateRefused({ name: "w", workspace_id }, "/workspace_id");
@@ -204,7 +204,7 @@ describe("guardrails and workspaces: workspace_id on create, the workspace defau
     assert.deepEqual(await listGuardrails(server, other.key), [], "the other organization got nothing");
   });
 
-  it("after the default workspace is deleted, a create without workspace_id is 400 asking for it; with one it is 201 (spec Endpoints; decisions §4)", async () => {
+  it("after the default workspace is deleted, a create without workspace_id is 400 asking for it; with one it is 201 (docs/behaviour.md#create-workspace)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     // Creates in the default workspace first: an instance that remembers it must not use it once gone.

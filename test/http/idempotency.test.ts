@@ -79,7 +79,7 @@ describe("Idempotency-Key on creating requests", () => {
     });
   }
 
-  it("POST /api/v1/keys: the replay returns the same secret, and it is the one key that exists (decisions §2)", async () => {
+  it("POST /api/v1/keys: the replay returns the same secret, and it is the one key that exists (docs/behaviour.md#key-secrets)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const headers = { "idempotency-key": randomUUID() };

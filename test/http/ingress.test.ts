@@ -24,7 +24,7 @@ function getWithHost(
   });
 }
 
-describe("ingress region (decisions §1)", () => {
+describe("ingress region (docs/behaviour.md#ingress-region)", () => {
   let server: TestServer;
   let trusting: TestServer;
   before(async () => {
@@ -36,7 +36,7 @@ describe("ingress region (decisions §1)", () => {
     await trusting.close();
   });
 
-  it("a request's region is the one whose base URL host equals the Host header (decisions §1)", async () => {
+  it("a request's region is the one whose base URL host equals the Host header (docs/behaviour.md#ingress-region)", async () => {
     for (const [host, region] of [
       ["global.test", "global"],
       ["eu.test", "europe"],
@@ -49,14 +49,14 @@ describe("ingress region (decisions §1)", () => {
     }
   });
 
-  it("a host that matches no region address counts as global (decisions §1)", async () => {
+  it("a host that matches no region address counts as global (docs/behaviour.md#ingress-region)", async () => {
     for (const host of ["elsewhere.example", "eu.test:8443", "127.0.0.1"]) {
       const res = await getWithHost(server, "/healthz", { host });
       assert.deepEqual(res.body, { status: "ok", ingress_region: "global" }, host);
     }
   });
 
-  it("X-Forwarded-Host is ignored unless the operator trusts it (decisions §1)", async () => {
+  it("X-Forwarded-Host is ignored unless the operator trusts it (docs/behaviour.md#ingress-region)", async () => {
     const ignored = await getWithHost(server, "/healthz", {
       host: "global.test",
       "x-forwarded-host": "eu.test",
@@ -69,7 +69,7 @@ describe("ingress region (decisions §1)", () => {
     assert.deepEqual(trusted.body, { status: "ok", ingress_region: "us" });
   });
 
-  it("every endpoint lives under /api/v1: the same path without the prefix is 404 (decisions §1)", async () => {
+  it("every endpoint lives under /api/v1: the same path without the prefix is 404 (docs/behaviour.md#addresses)", async () => {
     const org = await server.newOrg();
     const res = await fetch(`${server.origin}/guardrails`, {
       headers: { authorization: `Bearer ${org.key}` },

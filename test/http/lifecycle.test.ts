@@ -4,7 +4,7 @@ import { clientFor, startTestServer, type TestOrg, type TestServer } from "../he
 
 const NOT_FOUND = { error: { code: 404, message: "Resource not found" } };
 
-describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
+describe("guardrail lifecycle: list, get, delete (docs/behaviour.md#guardrail-lifecycle)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -25,7 +25,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     return ids;
   }
 
-  it("the list is {data, total_count}, ordered by creation, 50 items by default (decisions §8)", async () => {
+  it("the list is {data, total_count}, ordered by creation, 50 items by default (docs/behaviour.md#guardrail-list)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const ids = await createGuardrails(org, 55);
@@ -44,7 +44,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     );
   });
 
-  it("offset and limit page through the list; total_count stays the whole count (decisions §8)", async () => {
+  it("offset and limit page through the list; total_count stays the whole count (docs/behaviour.md#pagination)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const ids = await createGuardrails(org, 7);
@@ -69,7 +69,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     }
   });
 
-  it("limit outside 1..100, a negative offset or a non-number is 400 naming the parameter (decisions §8, §3)", async () => {
+  it("limit outside 1..100, a negative offset or a non-number is 400 naming the parameter (docs/behaviour.md#pagination; docs/behaviour.md#invalid-request)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     await createGuardrails(org, 1);
@@ -94,7 +94,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     }
   });
 
-  it("without workspace_id the list shows the default workspace's guardrails; with it, that workspace's (decisions §8)", async () => {
+  it("without workspace_id the list shows the default workspace's guardrails; with it, that workspace's (docs/behaviour.md#guardrail-list)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const ws = await api.post("/api/v1/workspaces", { name: "second" });
@@ -114,7 +114,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     for (const g of second.body.data) assert.equal(g.workspace_id, ws.body.data.id);
   });
 
-  it("a workspace's default guardrail is absent from the list and 404 until first written (decisions §7)", async () => {
+  it("a workspace's default guardrail is absent from the list and 404 until first written (docs/behaviour.md#workspace-default)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const ws = await api.get(`/api/v1/workspaces/${org.workspaceId}`);
@@ -129,7 +129,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     assert.deepEqual(after.body.data, [patched.body.data]);
   });
 
-  it("GET one answers 200 {data} equal to what the create answered, with an ETag (decisions §8, §7)", async () => {
+  it("GET one answers 200 {data} equal to what the create answered, with an ETag (docs/behaviour.md#guardrail-read; docs/behaviour.md#concurrency)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const created = await api.post("/api/v1/guardrails", {
@@ -149,7 +149,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     assert.deepEqual(listed.body.data, [created.body.data]);
   });
 
-  it("DELETE answers 200 {deleted: true}; afterwards GET, PATCH and DELETE are 404 and the list drops it (decisions §8)", async () => {
+  it("DELETE answers 200 {deleted: true}; afterwards GET, PATCH and DELETE are 404 and the list drops it (docs/behaviour.md#guardrail-delete)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const [keep, gone] = (await createGuardrails(org, 2)) as [string, string];
@@ -172,7 +172,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     assert.equal((await api.get(`/api/v1/guardrails/${keep}`)).status, 200);
   });
 
-  it("another organization's guardrail is 404 on GET, PATCH and DELETE and stays unchanged (decisions §2)", async () => {
+  it("another organization's guardrail is 404 on GET, PATCH and DELETE and stays unchanged (docs/behaviour.md#organizations)", async () => {
     const owner = await server.newOrg();
     const stranger = await server.newOrg();
     const mine = clientFor(server, owner.key);
@@ -191,7 +191,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     assert.deepEqual(still.body, { data: created.body.data });
   });
 
-  it("another organization's guardrails are absent from lists, and its workspace id is refused as a filter (decisions §2)", async () => {
+  it("another organization's guardrails are absent from lists, and its workspace id is refused as a filter (docs/behaviour.md#organizations)", async () => {
     const owner = await server.newOrg();
     const stranger = await server.newOrg();
     await createGuardrails(owner, 3);
@@ -206,7 +206,7 @@ describe("guardrail lifecycle: list, get, delete (decisions §8)", () => {
     assert.equal(foreign.body.error.metadata.issues[0].path, "/workspace_id");
   });
 
-  it("an id in the path that is not a UUID is 404 on GET, PATCH and DELETE (decisions §7)", async () => {
+  it("an id in the path that is not a UUID is 404 on GET, PATCH and DELETE (docs/behaviour.md#update-not-found)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     await createGuardrails(org, 1);

@@ -5,9 +5,9 @@ import { call, startTestServer, type TestOrg, type TestServer } from "../helpers
 
 /**
  * Every management route, each method and path, gets the standard authentication cases
- * (conventions, habit 6; specification, Authentication; decisions §2).
+ * (CONTRIBUTING.md#tests; docs/behaviour.md#authentication).
  */
-describe("authentication of every management route (decisions §2)", () => {
+describe("authentication of every management route (docs/behaviour.md#authentication)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();

@@ -5,7 +5,7 @@ import { assertInvalid, assertNotFound, INVALID_KEY, orgSteps, UUID } from "./or
 
 const MANAGEMENT_ONLY = { error: { code: 403, message: "Only management keys can perform this operation" } };
 
-describe("members and their workspaces (issue 3)", () => {
+describe("members and their workspaces (docs/behaviour.md#members)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -14,7 +14,7 @@ describe("members and their workspaces (issue 3)", () => {
     await server.close();
   });
 
-  it("PATCH workspace_ids replaces the member's workspaces, always keeping the default one (issue 3)", async () => {
+  it("PATCH workspace_ids replaces the member's workspaces, always keeping the default one (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -28,7 +28,7 @@ describe("members and their workspaces (issue 3)", () => {
     assert.deepEqual((await steps.api.get("/api/v1/members/w")).body.data.workspace_ids, [org.workspaceId]);
   });
 
-  it("leaving a workspace drops the member's assignment there and keeps the one in a workspace still held (issue 3)", async () => {
+  it("leaving a workspace drops the member's assignment there and keeps the one in a workspace still held (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -50,7 +50,7 @@ describe("members and their workspaces (issue 3)", () => {
     );
   });
 
-  it("a member who owns keys in a workspace cannot leave it: 400 naming /workspace_ids, nothing changes (issue 3)", async () => {
+  it("a member who owns keys in a workspace cannot leave it: 400 naming /workspace_ids, nothing changes (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -72,7 +72,7 @@ describe("members and their workspaces (issue 3)", () => {
     assert.deepEqual(res.body.data.workspace_ids, [org.workspaceId]);
   });
 
-  it("DELETE removes the member, the keys it owns (then 401) and every assignment hanging on them (issue 3)", async () => {
+  it("DELETE removes the member, the keys it owns (then 401) and every assignment hanging on them (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -111,7 +111,7 @@ describe("members and their workspaces (issue 3)", () => {
     assertNotFound(await steps.api.delete("/api/v1/members/gone"));
   });
 
-  it("deleting a workspace removes it from its members; deleting the default one stops adding it (issue 3)", async () => {
+  it("deleting a workspace removes it from its members; deleting the default one stops adding it (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -126,7 +126,7 @@ describe("members and their workspaces (issue 3)", () => {
   });
 });
 
-describe("keys owned by members (issue 3)", () => {
+describe("keys owned by members (docs/behaviour.md#members)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -135,7 +135,7 @@ describe("keys owned by members (issue 3)", () => {
     await server.close();
   });
 
-  it("POST /keys with member_user_id records the owner; GET /keys/<hash> shows it (issue 3)", async () => {
+  it("POST /keys with member_user_id records the owner; GET /keys/<hash> shows it (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace();
@@ -148,7 +148,7 @@ describe("keys owned by members (issue 3)", () => {
     assert.equal((await steps.api.get(`/api/v1/keys/${unowned.hash}`)).body.data.member_user_id, null);
   });
 
-  it("member_user_id naming no member, another organization's member, or a member outside the key's workspace is 400 and stores no key (issue 3)", async () => {
+  it("member_user_id naming no member, another organization's member, or a member outside the key's workspace is 400 and stores no key (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const stranger = orgSteps(server, await server.newOrg());
     await stranger.member("foreign");
@@ -167,7 +167,7 @@ describe("keys owned by members (issue 3)", () => {
     assert.deepEqual(await steps.list("/api/v1/keys"), { data: [], total_count: 0 });
   });
 
-  it("a key owned by a member is an inference key like any other (decisions §2)", async () => {
+  it("a key owned by a member is an inference key like any other (docs/behaviour.md#key-kinds)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     await steps.member("owner");

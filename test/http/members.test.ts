@@ -4,7 +4,7 @@ import { type RouteUnderTest, standardAuthCases } from "../helpers/auth-cases.js
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
 import { assertInvalid, assertNotFound, ISO, orgSteps, UNKNOWN_UUID } from "./org-support.js";
 
-describe("members (issue 3)", () => {
+describe("members (docs/behaviour.md#members)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -13,7 +13,7 @@ describe("members (issue 3)", () => {
     await server.close();
   });
 
-  it("POST /members answers 201 {data} with every field; GET and the list return the same member (issue 3, members)", async () => {
+  it("POST /members answers 201 {data} with every field; GET and the list return the same member (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const { api } = orgSteps(server, org);
     const res = await api.post("/api/v1/members", { user_id: "alice@example.com", name: "Alice" });
@@ -51,7 +51,7 @@ describe("members (issue 3)", () => {
     assert.deepEqual((await api.get("/api/v1/members")).body, { data: [m], total_count: 1 });
   });
 
-  it("workspace_ids on create: the named workspaces plus the default one, duplicates collapsed (issue 3, members)", async () => {
+  it("workspace_ids on create: the named workspaces plus the default one, duplicates collapsed (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const a = await steps.workspace("a");
@@ -64,7 +64,7 @@ describe("members (issue 3)", () => {
     assert.deepEqual(explicitDefault.workspace_ids, [org.workspaceId]);
   });
 
-  it("a duplicate user_id is 400 naming /user_id and leaves the first member unchanged (issue 3, members)", async () => {
+  it("a duplicate user_id is 400 naming /user_id and leaves the first member unchanged (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const first = await steps.member("dup", { name: "first" });
@@ -73,7 +73,7 @@ describe("members (issue 3)", () => {
     assert.deepEqual(await steps.list("/api/v1/members"), { data: [first], total_count: 1 });
   });
 
-  it("concurrent creates of one user_id make one member: one 201, the others 400 (issue 3)", async () => {
+  it("concurrent creates of one user_id make one member: one 201, the others 400 (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const results = await Promise.all(
@@ -86,7 +86,7 @@ describe("members (issue 3)", () => {
     assert.equal((await steps.list("/api/v1/members")).total_count, 1);
   });
 
-  it("the same user_id in two organizations is two independent members (decisions §2)", async () => {
+  it("the same user_id in two organizations is two independent members (docs/behaviour.md#organizations)", async () => {
     const one = orgSteps(server, await server.newOrg());
     const two = orgSteps(server, await server.newOrg());
     const a = await one.member("shared", { name: "in one" });
@@ -96,7 +96,7 @@ describe("members (issue 3)", () => {
     assert.equal((await two.api.get("/api/v1/members/shared")).body.data.name, "in two");
   });
 
-  it("an unknown, foreign or malformed workspace id is 400 naming /workspace_ids/<i> and stores nothing (issue 3; decisions §2)", async () => {
+  it("an unknown, foreign or malformed workspace id is 400 naming /workspace_ids/<i> and stores nothing (docs/behaviour.md#members; docs/behaviour.md#organizations)", async () => {
     const org = await server.newOrg();
     const stranger = await server.newOrg();
     const steps = orgSteps(server, org);
@@ -110,7 +110,7 @@ describe("members (issue 3)", () => {
     assert.deepEqual(await steps.list("/api/v1/members"), { data: [], total_count: 0 });
   });
 
-  it("malformed member bodies are 400 naming the property and store nothing (decisions §3)", async () => {
+  it("malformed member bodies are 400 naming the property and store nothing (docs/behaviour.md#invalid-request)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const cases: [unknown, string][] = [
@@ -127,7 +127,7 @@ describe("members (issue 3)", () => {
     assert.deepEqual(await steps.list("/api/v1/members"), { data: [], total_count: 0 });
   });
 
-  it('a user_id of "." or ".." is 400: URL parsers resolve such a path segment away, so the member could never be addressed (issue 3)', async () => {
+  it('a user_id of "." or ".." is 400: URL parsers resolve such a path segment away, so the member could never be addressed (docs/behaviour.md#members)', async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     for (const user_id of [".", ".."])
@@ -135,7 +135,7 @@ describe("members (issue 3)", () => {
     assert.deepEqual(await steps.list("/api/v1/members"), { data: [], total_count: 0 });
   });
 
-  it("a user_id with URL-special characters is addressable by its percent-encoded path (issue 3)", async () => {
+  it("a user_id with URL-special characters is addressable by its percent-encoded path (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     for (const userId of ["a+b@example.com", "100%", "ä-ö", "a?b", "a#b", "x.y"]) {
@@ -148,7 +148,7 @@ describe("members (issue 3)", () => {
     assert.equal((await steps.list("/api/v1/members")).total_count, 0);
   });
 
-  it("GET /members pages with offset and limit in creation order; total_count is the whole count (issue 3)", async () => {
+  it("GET /members pages with offset and limit in creation order; total_count is the whole count (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ids: string[] = [];
@@ -175,7 +175,7 @@ describe("members (issue 3)", () => {
     }
   });
 
-  it("an unknown member and another organization's member are 404 on GET, PATCH and DELETE; the member survives (decisions §2)", async () => {
+  it("an unknown member and another organization's member are 404 on GET, PATCH and DELETE; the member survives (docs/behaviour.md#organizations)", async () => {
     const owner = orgSteps(server, await server.newOrg());
     const stranger = orgSteps(server, await server.newOrg());
     const m = await owner.member("private", { name: "keep" });
@@ -191,7 +191,7 @@ describe("members (issue 3)", () => {
     assert.deepEqual(await stranger.list("/api/v1/members"), { data: [], total_count: 0 });
   });
 
-  it("PATCH changes only the given fields, null clears name and email, and sets updated_at (issue 3)", async () => {
+  it("PATCH changes only the given fields, null clears name and email, and sets updated_at (docs/behaviour.md#members)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ws = await steps.workspace();
@@ -207,7 +207,7 @@ describe("members (issue 3)", () => {
     assert.deepEqual((await steps.api.get("/api/v1/members/pat")).body, { data: cleared.body.data });
   });
 
-  it("malformed PATCH bodies are 400 and change nothing (decisions §3)", async () => {
+  it("malformed PATCH bodies are 400 and change nothing (docs/behaviour.md#invalid-request)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const m = await steps.member("pat", { name: "Pat" });
@@ -222,7 +222,7 @@ describe("members (issue 3)", () => {
   });
 });
 
-describe("members: authentication of every route (decisions §2)", () => {
+describe("members: authentication of every route (docs/behaviour.md#authentication)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();

@@ -6,8 +6,7 @@ import { call, clientFor, startTestServer, type TestServer } from "../helpers/se
 import { FAMILIES, GPT5, GUARDRAIL_FIELDS } from "./guardrail-support.js";
 
 /**
- * The OpenAPI document is generated from the same schemas that validate requests (conventions, habit
- * 1), so it must describe the create and update bodies exactly and the responses the server really sends.
+ * The OpenAPI document is generated from the same schemas that validate requests (CONTRIBUTING.md#schemas-are-the-types), so it must describe the create and update bodies exactly and the responses the server really sends.
  */
 
 type Schema = Record<string, unknown> & { properties?: Record<string, unknown>; required?: string[] };
@@ -49,7 +48,7 @@ const CREATE_PROPERTIES = [
   "alert_thresholds",
 ];
 
-describe("GET /api/v1/openapi.json describes the guardrail API (decisions §4, §5, §7)", () => {
+describe("GET /api/v1/openapi.json describes the guardrail API (docs/behaviour.md#guardrail-create; docs/behaviour.md#guardrail-fields; docs/behaviour.md#partial-update)", () => {
   let server: TestServer;
   let doc: Doc;
   before(async () => {
@@ -83,7 +82,7 @@ describe("GET /api/v1/openapi.json describes the guardrail API (decisions §4, �
       assert.ok(doc.paths["/api/v1/guardrails/{id}"][method], method);
   });
 
-  it("the create body is a closed object: only name required, every property of the spec and decisions, enforce_zdr_<family> for each family (decisions §4, §5)", () => {
+  it("the create body is a closed object: only name required, every property the field rules name, enforce_zdr_<family> for each family (docs/behaviour.md#guardrail-create; docs/behaviour.md#zdr-flags)", () => {
     const schema = bodySchema("/api/v1/guardrails", "post");
     assert.equal(schema.type, "object");
     assert.equal(schema.additionalProperties, false);
@@ -94,7 +93,7 @@ describe("GET /api/v1/openapi.json describes the guardrail API (decisions §4, �
     );
   });
 
-  it("the update body is a closed object with no required property and no workspace_id (decisions §7)", () => {
+  it("the update body is a closed object with no required property and no workspace_id (docs/behaviour.md#not-updatable)", () => {
     const schema = bodySchema("/api/v1/guardrails/{id}", "patch");
     assert.equal(schema.type, "object");
     assert.equal(schema.additionalProperties, false);
@@ -102,7 +101,7 @@ describe("GET /api/v1/openapi.json describes the guardrail API (decisions §4, �
     assert.deepEqual(Object.keys(schema.properties ?? {}).sort(), [...CREATE_PROPERTIES].sort());
   });
 
-  it("create answers 201 {data: Guardrail} with every Guardrail field required, and documents 400, 401, 403 (decisions §4)", () => {
+  it("create answers 201 {data: Guardrail} with every Guardrail field required, and documents 400, 401, 403 (docs/behaviour.md#guardrail-create)", () => {
     const responses = doc.paths["/api/v1/guardrails"].post.responses;
     assert.ok(responses["201"], "201");
     assert.equal(responses["200"], undefined, "no 200: the SDK accepts only 201");

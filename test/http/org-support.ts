@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { type ApiResponse, clientFor, type TestOrg, type TestServer } from "../helpers/server.js";
 
 /**
- * Shared steps of the member, assignment, current-key, freshness and audit-log tests (issue 3): each
+ * Shared steps of the member, assignment, current-key, freshness and audit-log tests (docs/behaviour.md#members): each
  * step asserts its own success, so a test reads as the scenario it checks.
  */
 export const NOT_FOUND = { error: { code: 404, message: "Resource not found" } };
@@ -97,7 +97,7 @@ export function layersOf(res: ApiResponse): [string, string][] {
   return res.body.data.guardrails.map((g: { layer: string; id: string }) => [g.layer, g.id]);
 }
 
-/** The paths named by a 400's metadata.issues, after checking the exact error body of decisions §3. */
+/** The paths named by a 400's metadata.issues, after checking the exact error body (docs/behaviour.md#error-body). */
 export function assertInvalid(res: ApiResponse, path: string): void {
   const context = JSON.stringify(res.body);
   assert.equal(res.status, 400, context);

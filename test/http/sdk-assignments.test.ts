@@ -12,11 +12,11 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 import { orgSteps, sha256, UNKNOWN_UUID } from "./org-support.js";
 
 /**
- * The official SDK drives the assignment endpoints (decisions §8: shapes follow the reference service
+ * The official SDK drives the assignment endpoints (docs/behaviour.md#assignments: shapes follow the reference service
  * so that its SDK works against ours). The SDK accepts only the documented status and validates every
  * response body, so a call that returns at all proves the wire shape.
  */
-describe("the official SDK on the assignment endpoints (decisions §8)", () => {
+describe("the official SDK on the assignment endpoints (docs/behaviour.md#assignments)", () => {
   let server: TestServer;
   before(async () => {
     delete process.env.OPENROUTER_API_KEY;
@@ -45,7 +45,7 @@ describe("the official SDK on the assignment endpoints (decisions §8)", () => {
     if (message !== undefined) assert.equal(err.message, message);
   }
 
-  it("bulkAssignKeys, listGuardrailKeyAssignments, listKeyAssignments and bulkUnassignKeys round-trip (decisions §8)", async () => {
+  it("bulkAssignKeys, listGuardrailKeyAssignments, listKeyAssignments and bulkUnassignKeys round-trip (docs/behaviour.md#assignment-lists)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -98,7 +98,7 @@ describe("the official SDK on the assignment endpoints (decisions §8)", () => {
     assert.equal(after.result.totalCount, 1);
   });
 
-  it("bulkAssignMembers, listGuardrailMemberAssignments, listMemberAssignments and bulkUnassignMembers round-trip (decisions §8)", async () => {
+  it("bulkAssignMembers, listGuardrailMemberAssignments, listMemberAssignments and bulkUnassignMembers round-trip (docs/behaviour.md#assignment-lists)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -136,7 +136,7 @@ describe("the official SDK on the assignment endpoints (decisions §8)", () => {
     );
   });
 
-  it("the SDK's page iteration walks every key and member assignment with offset and limit (decisions §8)", async () => {
+  it("the SDK's page iteration walks every key and member assignment with offset and limit (docs/behaviour.md#assignments)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();
@@ -164,7 +164,7 @@ describe("the official SDK on the assignment endpoints (decisions §8)", () => {
     assert.deepEqual(seenUsers, users);
   });
 
-  it("refusals arrive as the SDK's typed errors: 404 unknown guardrail, 400 other workspace or default guardrail, 401 (decisions §3, §7, §8)", async () => {
+  it("refusals arrive as the SDK's typed errors: 404 unknown guardrail, 400 other workspace or default guardrail, 401 (docs/behaviour.md#invalid-request; docs/behaviour.md#workspace-default; docs/behaviour.md#workspaces)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const ws = await steps.workspace();
@@ -223,7 +223,7 @@ describe("the official SDK on the assignment endpoints (decisions §8)", () => {
     assert.equal(state.keys.total_count + state.members.total_count, 0);
   });
 
-  it("an inference key is refused with 403: typed where the SDK lists 403, a default error elsewhere (decisions §2)", async () => {
+  it("an inference key is refused with 403: typed where the SDK lists 403, a default error elsewhere (docs/behaviour.md#key-kinds)", async () => {
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const g = await steps.guardrail();

@@ -14,13 +14,13 @@ import { clientFor, startTestServer, type TestOrg, type TestServer } from "../he
 /**
  * The official SDK pointed at our server is a real client (decisions, introduction): the
  * openrouter-compat catalog names the vendor families anthropic, openai, google and xai, the wire names
- * the SDK knows (decisions §5).
+ * the SDK knows (docs/behaviour.md#zdr-flags).
  */
 const COMPAT_CONFIG = fileURLToPath(new URL("../../config/openrouter-compat.json", import.meta.url));
 const SONNET = { slug: "anthropic/claude-sonnet-4.5", canonical: "anthropic/claude-4.5-sonnet-20250929" };
 const UNKNOWN_ID = "00000000-0000-4000-8000-000000000000";
 
-describe("the official SDK @openrouter/sdk as a client of the guardrail API (decisions §2–§8)", () => {
+describe("the official SDK @openrouter/sdk as a client of the guardrail API (docs/behaviour.md#authentication; docs/behaviour.md#error-messages; docs/behaviour.md#guardrail-create)", () => {
   let server: TestServer;
   before(async () => {
     // The SDK falls back to these variables; the tests pass everything explicitly.
@@ -66,7 +66,7 @@ describe("the official SDK @openrouter/sdk as a client of the guardrail API (dec
     return ((await res.json()) as { key: string }).key;
   }
 
-  it("create (201), get, list, update with camelCase fields and delete round-trip through the SDK (decisions §4, §7, §8)", async () => {
+  it("create (201), get, list, update with camelCase fields and delete round-trip through the SDK (docs/behaviour.md#guardrail-create; docs/behaviour.md#partial-update; docs/behaviour.md#guardrail-delete)", async () => {
     const org = await server.newOrg();
     const client = sdk(org.key);
 
@@ -140,7 +140,7 @@ describe("the official SDK @openrouter/sdk as a client of the guardrail API (dec
     assert.equal((await client.guardrails.list()).result.totalCount, 0);
   });
 
-  it("no key and an unknown key are UnauthorizedResponseError 401 (spec Authentication 3; decisions §2)", async () => {
+  it("no key and an unknown key are UnauthorizedResponseError 401 (docs/behaviour.md#bearer-keys)", async () => {
     await rejectsWith(
       sdk().guardrails.list(),
       UnauthorizedResponseError,
@@ -163,7 +163,7 @@ describe("the official SDK @openrouter/sdk as a client of the guardrail API (dec
     );
   });
 
-  it("an inference key on create is ForbiddenResponseError 403 and creates nothing (spec Authentication 2, Errors)", async () => {
+  it("an inference key on create is ForbiddenResponseError 403 and creates nothing (docs/behaviour.md#key-kinds)", async () => {
     const org = await server.newOrg();
     const err = await rejectsWith(
       sdk(await inferenceKey(org)).guardrails.create({ createGuardrailRequest: { name: "x" } }),
@@ -175,7 +175,7 @@ describe("the official SDK @openrouter/sdk as a client of the guardrail API (dec
     assert.equal((await sdk(org.key).guardrails.list()).result.totalCount, 0);
   });
 
-  it("get, update and delete of an unknown id are NotFoundResponseError 404 'Resource not found' (spec Errors; decisions §7, §8)", async () => {
+  it("get, update and delete of an unknown id are NotFoundResponseError 404 'Resource not found' (docs/behaviour.md#update-not-found; docs/behaviour.md#guardrail-delete)", async () => {
     const org = await server.newOrg();
     const client = sdk(org.key);
     await rejectsWith(
@@ -202,7 +202,7 @@ describe("the official SDK @openrouter/sdk as a client of the guardrail API (dec
       404,
       "Resource not found",
     );
-    // Another organization's guardrail is indistinguishable from a missing one (decisions §2).
+    // Another organization's guardrail is indistinguishable from a missing one (docs/behaviour.md#organizations).
     const other = await server.newOrg();
     const theirs = await sdk(other.key).guardrails.create({ createGuardrailRequest: { name: "theirs" } });
     await rejectsWith(
@@ -213,7 +213,7 @@ describe("the official SDK @openrouter/sdk as a client of the guardrail API (dec
     );
   });
 
-  it("limitUsd without resetInterval on create is BadRequestResponseError 400 naming /reset_interval, nothing stored (spec Errors; decisions §3, §5)", async () => {
+  it("limitUsd without resetInterval on create is BadRequestResponseError 400 naming /reset_interval, nothing stored (docs/behaviour.md#invalid-request; docs/behaviour.md#budget-fields)", async () => {
     const org = await server.newOrg();
     const client = sdk(org.key);
     const err = await rejectsWith(
@@ -231,7 +231,7 @@ describe("the official SDK @openrouter/sdk as a client of the guardrail API (dec
     assert.equal((await client.guardrails.list()).result.totalCount, 0);
   });
 
-  it("an update with a stale If-Match (sent through the SDK's per-call headers) is ConflictResponseError 409 and changes nothing (spec Errors; decisions §7)", async () => {
+  it("an update with a stale If-Match (sent through the SDK's per-call headers) is ConflictResponseError 409 and changes nothing (docs/behaviour.md#concurrency)", async () => {
     const org = await server.newOrg();
     const client = sdk(org.key);
     const g = (await client.guardrails.create({ createGuardrailRequest: { name: "v1" } })).data;
@@ -251,7 +251,7 @@ describe("the official SDK @openrouter/sdk as a client of the guardrail API (dec
     assert.deepEqual((await client.guardrails.get({ id: g.id })).data, v2);
   });
 
-  it("with the openrouter-compat preset the OpenAPI create body names the SDK's flags enforce_zdr_anthropic/openai/google/xai/other (decisions §5)", async () => {
+  it("with the openrouter-compat preset the OpenAPI create body names the SDK's flags enforce_zdr_anthropic/openai/google/xai/other (docs/behaviour.md#zdr-flags)", async () => {
     const res = await clientFor(server, null).get("/api/v1/openapi.json");
     assert.equal(res.status, 200);
     const schema = res.body.paths["/api/v1/guardrails"].post.requestBody.content["application/json"].schema;

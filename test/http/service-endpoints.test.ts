@@ -61,7 +61,7 @@ describe("health, catalog and documentation endpoints", () => {
     assert.equal((await call(server, "GET", "/api/v1/models/acme/nothing/endpoints")).status, 404);
   });
 
-  it("every catalog model can be named in allowed_models, by slug and by canonical slug (decisions §5)", async () => {
+  it("every catalog model can be named in allowed_models, by slug and by canonical slug (docs/behaviour.md#model-lists)", async () => {
     const org = await server.newOrg();
     const models = (await call(server, "GET", "/api/v1/models")).body.data as {
       id: string;

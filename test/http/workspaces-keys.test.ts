@@ -11,7 +11,7 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 
-describe("workspaces (decisions §8)", () => {
+describe("workspaces (docs/behaviour.md#workspaces)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -20,7 +20,7 @@ describe("workspaces (decisions §8)", () => {
     await server.close();
   });
 
-  it("a new organization lists exactly its default workspace, with is_default true (decisions §8)", async () => {
+  it("a new organization lists exactly its default workspace, with is_default true (docs/behaviour.md#default-workspace)", async () => {
     const org = await server.newOrg();
     const res = await clientFor(server, org.key).get("/api/v1/workspaces");
     assert.equal(res.status, 200);
@@ -54,7 +54,7 @@ describe("workspaces (decisions §8)", () => {
     assert.match(ws.created_at, ISO);
   });
 
-  it("POST creates a workspace: 201 with Location, is_default false, readable by GET and in the list (decisions §8)", async () => {
+  it("POST creates a workspace: 201 with Location, is_default false, readable by GET and in the list (docs/behaviour.md#workspaces)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const created = await api.post("/api/v1/workspaces", { name: "Research" });
@@ -74,7 +74,7 @@ describe("workspaces (decisions §8)", () => {
     assert.deepEqual(list.body.data[1], ws);
   });
 
-  it("a workspace body without a name, with an empty name or an unknown property is 400 and stores nothing (decisions §3)", async () => {
+  it("a workspace body without a name, with an empty name or an unknown property is 400 and stores nothing (docs/behaviour.md#refusals-change-nothing)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const cases: [unknown, string][] = [
@@ -94,7 +94,7 @@ describe("workspaces (decisions §8)", () => {
     assert.equal((await api.get("/api/v1/workspaces")).body.total_count, 1);
   });
 
-  it("deleting a workspace deletes its guardrails and keys; its keys then get 401 (decisions §8, §2)", async () => {
+  it("deleting a workspace deletes its guardrails and keys; its keys then get 401 (docs/behaviour.md#workspace-deletion; docs/behaviour.md#bearer-keys)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const ws = (await api.post("/api/v1/workspaces", { name: "doomed" })).body.data;
@@ -128,7 +128,7 @@ describe("workspaces (decisions §8)", () => {
     assert.equal((await api.get("/api/v1/workspaces")).body.total_count, 1);
   });
 
-  it("after the default workspace is deleted, a create without workspace_id is 400 asking for it (decisions §4)", async () => {
+  it("after the default workspace is deleted, a create without workspace_id is 400 asking for it (docs/behaviour.md#create-workspace)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     const other = (await api.post("/api/v1/workspaces", { name: "other" })).body.data;
@@ -143,7 +143,7 @@ describe("workspaces (decisions §8)", () => {
     assert.deepEqual(list.body, { data: [ok.body.data], total_count: 1 });
   });
 
-  it("another organization's workspace is 404 on GET and DELETE, absent from lists, and survives (decisions §2)", async () => {
+  it("another organization's workspace is 404 on GET and DELETE, absent from lists, and survives (docs/behaviour.md#organizations)", async () => {
     const owner = await server.newOrg();
     const stranger = await server.newOrg();
     const theirs = clientFor(server, stranger.key);
@@ -165,7 +165,7 @@ describe("workspaces (decisions §8)", () => {
     );
   });
 
-  it("a workspace id in the path that is neither a UUID nor a slug of the organization is 404 (decisions §2; docs/api.md#workspaces-and-keys)", async () => {
+  it("a workspace id in the path that is neither a UUID nor a slug of the organization is 404 (docs/behaviour.md#organizations; docs/api.md#workspaces-and-keys)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     for (const id of ["no-such-slug", "1", "not-a-uuid"]) {
@@ -181,7 +181,7 @@ describe("workspaces (decisions §8)", () => {
   });
 });
 
-describe("inference keys (decisions §2, §8)", () => {
+describe("inference keys (docs/behaviour.md#key-kinds; docs/behaviour.md#keys)", () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -196,7 +196,7 @@ describe("inference keys (decisions §2, §8)", () => {
     return res;
   }
 
-  it("POST /keys answers 201 {data, key}; the hash is the SHA-256 hex of the secret (decisions §2)", async () => {
+  it("POST /keys answers 201 {data, key}; the hash is the SHA-256 hex of the secret (docs/behaviour.md#key-secrets)", async () => {
     const org = await server.newOrg();
     const res = await makeKey(org, { name: "app key" });
     assert.deepEqual(Object.keys(res.body).sort(), ["data", "key"]);
@@ -217,7 +217,7 @@ describe("inference keys (decisions §2, §8)", () => {
     assert.notEqual(two.body.key, key);
   });
 
-  it("the secret never appears again: not in GET /keys nor GET /keys/<hash> (decisions §2)", async () => {
+  it("the secret never appears again: not in GET /keys nor GET /keys/<hash> (docs/behaviour.md#key-secrets)", async () => {
     const org = await server.newOrg();
     const res = await makeKey(org);
     const api = clientFor(server, org.key);
@@ -236,7 +236,7 @@ describe("inference keys (decisions §2, §8)", () => {
     }
   });
 
-  it("a key can be created in a named workspace; another organization's or an unknown workspace is 400 (decisions §2)", async () => {
+  it("a key can be created in a named workspace; another organization's or an unknown workspace is 400 (docs/behaviour.md#organizations)", async () => {
     const org = await server.newOrg();
     const stranger = await server.newOrg();
     const api = clientFor(server, org.key);
@@ -254,7 +254,7 @@ describe("inference keys (decisions §2, §8)", () => {
     assert.equal((await api.get("/api/v1/keys")).body.total_count, 1);
   });
 
-  it("DELETE /keys/<hash> answers {deleted: true}; the key then gets 401 Invalid API key (decisions §2, §8)", async () => {
+  it("DELETE /keys/<hash> answers {deleted: true}; the key then gets 401 Invalid API key (docs/behaviour.md#bearer-keys; docs/behaviour.md#keys)", async () => {
     const org = await server.newOrg();
     const res = await makeKey(org);
     const api = clientFor(server, org.key);
@@ -273,7 +273,7 @@ describe("inference keys (decisions §2, §8)", () => {
     assert.deepEqual((await api.get("/api/v1/keys")).body, { data: [], total_count: 0 });
   });
 
-  it("an inference key is 403 on every management endpoint (decisions §2)", async () => {
+  it("an inference key is 403 on every management endpoint (docs/behaviour.md#key-kinds)", async () => {
     const org = await server.newOrg();
     const res = await makeKey(org);
     const gid = (await clientFor(server, org.key).post("/api/v1/guardrails", { name: "g" })).body.data.id;
@@ -303,7 +303,7 @@ describe("inference keys (decisions §2, §8)", () => {
     assert.equal((await api.get("/api/v1/workspaces")).body.total_count, 1);
   });
 
-  it("another organization's key is 404 on GET and DELETE and keeps working (decisions §2)", async () => {
+  it("another organization's key is 404 on GET and DELETE and keeps working (docs/behaviour.md#organizations)", async () => {
     const owner = await server.newOrg();
     const stranger = await server.newOrg();
     const res = await makeKey(owner);
@@ -330,7 +330,7 @@ describe("inference keys (decisions §2, §8)", () => {
     assert.equal((await api.get("/api/v1/workspaces")).status, 200);
   });
 
-  it("a key body without a name or with an unknown property is 400 and stores nothing (decisions §3)", async () => {
+  it("a key body without a name or with an unknown property is 400 and stores nothing (docs/behaviour.md#refusals-change-nothing)", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
     for (const [body, path] of [

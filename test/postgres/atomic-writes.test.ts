@@ -15,7 +15,7 @@ import { clientFor, freshDatabase, startTestServer, TEST_DATABASE_KIND } from ".
  * audit entry and the change notice are written together or not at all, and only while the
  * precondition read by the caller still holds.
  */
-describe("one-statement guardrail writes on PostgreSQL: row, audit entry and notice together, only while the precondition holds (issue 5)", () => {
+describe("one-statement guardrail writes on PostgreSQL: row, audit entry and notice together, only while the precondition holds (docs/deployment.md#transactions-and-durability)", () => {
   let database: DatabaseHandle;
   let url: string;
   let remove: () => Promise<void>;

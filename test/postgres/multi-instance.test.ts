@@ -20,7 +20,7 @@ import {
 } from "../process/child.js";
 
 /**
- * Several instances of the service on one PostgreSQL database (issue 5): real `guardrails serve`
+ * Several instances of the service on one PostgreSQL database (docs/deployment.md#the-shape-of-it): real `guardrails serve`
  * processes, each with its own caches and connection pool, sharing one scratch database. The local
  * upstream (a party outside the project) runs in this process and answers every chat with a fixed
  * usage, so each request costs the same.
@@ -28,7 +28,7 @@ import {
 
 const LLAMA = "meta-llama/llama-3.1-8b-instruct";
 const CONFLICT = "Resource conflict. Please try again later.";
-/** How soon a change made through one instance must govern requests on every other (issue 5). */
+/** How soon a change made through one instance must govern requests on every other (docs/deployment.md#what-each-instance-caches). */
 const PROPAGATION_MS = 1000;
 
 interface Answer {
@@ -60,7 +60,7 @@ async function send(
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-/** A 409 in the specification's shape (decisions §7); metadata.reason says which conflict it was. */
+/** A 409 with the error body (docs/behaviour.md#concurrency); metadata.reason says which conflict it was. */
 function assertConflict(res: Answer): void {
   assert.equal(res.status, 409, JSON.stringify(res.body));
   assert.equal(res.body.error.code, 409);
@@ -161,7 +161,9 @@ async function pgProxy(target: URL, options: { dropNotices?: boolean } = {}): Pr
   };
 }
 
-describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST_DATABASE_URL }, () => {
+describe("several instances on one PostgreSQL database (docs/deployment.md#the-shape-of-it)", {
+  skip: !TEST_DATABASE_URL,
+}, () => {
   const serverUrl = TEST_DATABASE_URL ?? "";
   const dir = mkdtempSync(join(tmpdir(), "guardrails-multi-"));
   const key = randomManagementKey();
@@ -228,7 +230,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     return expect(await send(on.origin, "GET", "/api/v1/key", secret), 200).body.data;
   }
 
-  it("three instances started at the same moment migrate once and bootstrap one organization (issue 5, backend)", async () => {
+  it("three instances started at the same moment migrate once and bootstrap one organization (docs/deployment.md#starting-up)", async () => {
     [a, b, c] = await Promise.all([instance(), instance(), instance()]);
     const migrations = await admin.query<{ name: string; n: number }>(
       "select name, count(*)::int as n from kysely_migration group by name",
@@ -243,7 +245,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     }
   });
 
-  it("concurrent PATCHes through three instances lose no change: each is 200 with its own version or 409 (issue 5; decisions §7)", async () => {
+  it("concurrent PATCHes through three instances lose no change: each is 200 with its own version or 409 (docs/behaviour.md#concurrency)", async () => {
     const g = (await newGuardrail(a, { name: "contended" })).body.data;
     const path = `/api/v1/guardrails/${g.id}`;
     const results = await Promise.all(
@@ -273,7 +275,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     assert.equal(updates.length, winners.length, "one audit entry per answered update, none for a 409");
   });
 
-  it("If-Match works across instances: the tag from one is current on another, and a stale tag is 409 everywhere (issue 5; decisions §7)", async () => {
+  it("If-Match works across instances: the tag from one is current on another, and a stale tag is 409 everywhere (docs/behaviour.md#concurrency)", async () => {
     const created = await newGuardrail(a, { name: "tagged" });
     const path = `/api/v1/guardrails/${created.body.data.id}`;
     const first = created.headers.get("etag") ?? "";
@@ -297,7 +299,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     assert.equal(expect(await send(a.origin, "GET", path, key), 200).body.data.name, "via c");
   });
 
-  it("one Idempotency-Key sent to three instances at once and retried creates exactly one guardrail (issue 5)", async () => {
+  it("one Idempotency-Key sent to three instances at once and retried creates exactly one guardrail (docs/behaviour.md#idempotency)", async () => {
     const name = `idempotent ${Date.now()}`;
     const headers = { "idempotency-key": `multi-${Date.now()}` };
     const body = { name, description: "once" };
@@ -316,7 +318,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     assert.equal(stored.rows[0]?.n, 1);
   });
 
-  it("100 concurrent chats over two instances against one budget: spend passes the limit by at most one request's cost (issue 5; decisions §9)", async () => {
+  it("100 concurrent chats over two instances against one budget: spend passes the limit by at most one request's cost (docs/behaviour.md#budget-reservations)", async () => {
     // One request's cost, as the service charges it: a probe key with a roomy budget.
     const probe = await newKey(a);
     const roomy = await newGuardrail(a, { limit_usd: 100, reset_interval: "monthly" });
@@ -402,7 +404,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     assert.equal(settled.body.error.metadata.spend_usd, (2 * each) / 1e6);
   });
 
-  it(`a change to a guardrail, an assignment, a key or a member made on one instance governs requests on another within ${PROPAGATION_MS} ms (issue 5)`, async () => {
+  it(`a change to a guardrail, an assignment, a key or a member made on one instance governs requests on another within ${PROPAGATION_MS} ms (docs/deployment.md#what-each-instance-caches)`, async () => {
     const member = `member-${Date.now()}`;
     expect(await send(a.origin, "POST", "/api/v1/members", key, { user_id: member }), 201);
     const k = await newKey(a, { member_user_id: member });
@@ -448,7 +450,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     });
   });
 
-  it("when an instance's notice connection is cut, it serves fresh policies and listens again (issue 5)", async () => {
+  it("when an instance's notice connection is cut, it serves fresh policies and listens again (docs/deployment.md#what-each-instance-caches)", async () => {
     const k = await newKey(a);
     const g = (await newGuardrail(a, { allowed_data_regions: ["us"] })).body.data;
     await assign(a, g.id, k.hash);
@@ -483,7 +485,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     });
   });
 
-  it("when an instance's notice connection goes silent without closing, it stops trusting its caches within the probe deadline (issue 5)", async () => {
+  it("when an instance's notice connection goes silent without closing, it stops trusting its caches within the probe deadline (docs/deployment.md#what-each-instance-caches)", async () => {
     // A partition leaves the connection open but carrying nothing. An instance reaches PostgreSQL
     // through a proxy that silences its listener's connection. (Stopping the server process of the
     // listener with SIGSTOP instead can freeze every notifying commit: a stopped backend may hold
@@ -527,7 +529,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     }
   });
 
-  it("an instance killed with SIGKILL under write load loses no answered write; the others keep serving (issue 5)", async () => {
+  it("an instance killed with SIGKILL under write load loses no answered write; the others keep serving (docs/deployment.md#transactions-and-durability)", async () => {
     const victim = await instance();
     const answered: string[] = [];
     const survivors: Answer[] = [];
@@ -573,7 +575,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     for (const on of [a, b, c]) expect(await send(on.origin, "GET", "/readyz", key), 200);
   });
 
-  it("an instance with a pool of one connection starts beside the others and serves writes and chats at once (issue 5, pool settings)", async () => {
+  it("an instance with a pool of one connection starts beside the others and serves writes and chats at once (docs/deployment.md#connections)", async () => {
     // The start-up lock has a connection of its own, and no request holds one pooled connection
     // while waiting for another: with GUARDRAILS_PG_POOL_MAX=1 everything queues, nothing hangs.
     const small = await startServerProcess({ ...env, GUARDRAILS_PG_POOL_MAX: "1" });
@@ -594,14 +596,14 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     ]);
     for (const res of answers.slice(0, 10)) expect(res, 200);
     for (const res of answers.slice(10)) {
-      // PATCHes racing each other without If-Match may meet a conflict (decisions §7); none may hang.
+      // PATCHes racing each other without If-Match may meet a conflict (docs/behaviour.md#concurrency); none may hang.
       if (res.status !== 200) assertConflict(res);
     }
     small.kill("SIGKILL");
     await small.exited();
   });
 
-  it("through an address that never delivers notices (a pooler in transaction mode) start-up fails with a message that says so (issue 5, docs/deployment.md)", async () => {
+  it("through an address that never delivers notices (a pooler in transaction mode) start-up fails with a message that says so (docs/deployment.md#connection-poolers)", async () => {
     const proxy = await pgProxy(new URL(databaseUrl), { dropNotices: true });
     try {
       const through = new URL(databaseUrl);
@@ -618,7 +620,7 @@ describe("several instances on one PostgreSQL database (issue 5)", { skip: !TEST
     }
   });
 
-  it("a wrong password in DATABASE_URL stops start-up with a message that names the user and not the password (issue 5)", async () => {
+  it("a wrong password in DATABASE_URL stops start-up with a message that names the user and not the password (docs/deployment.md#starting-up)", async () => {
     const wrong = new URL(databaseUrl);
     wrong.password = "not-the-password-x9";
     const child = await failedStart({ ...env, DATABASE_URL: wrong.toString() });

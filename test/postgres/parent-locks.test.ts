@@ -14,7 +14,7 @@ import { clientFor, startTestServer, TEST_DATABASE_KIND, type TestServer } from 
  * sends the write, checks that it waits, finishes the deletion, and checks what the write answered
  * and that it left nothing behind.
  */
-describe("no write leaves a row under a parent deleted at the same time (issue 5, PostgreSQL)", () => {
+describe("no write leaves a row under a parent deleted at the same time (docs/deployment.md#transactions-and-durability)", () => {
   let server: TestServer;
   let deleter: pg.Client;
   let api: ReturnType<typeof clientFor>;

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { describe, it } from "node:test";
 import { api, runCli, serverOnFreshDatabase } from "./child.js";
 
-describe("keys create --workspace <id> --member <user_id> (issue 3)", () => {
+describe("keys create --workspace <id> --member <user_id> (docs/behaviour.md#member-keys)", () => {
   const bench = serverOnFreshDatabase("guardrails-cli-member-");
 
   async function workspaces(): Promise<{ home: string; other: string }> {
@@ -19,7 +19,7 @@ describe("keys create --workspace <id> --member <user_id> (issue 3)", () => {
   const keyCount = async () =>
     (await api(bench.server.origin, "GET", "/api/v1/keys?limit=100", bench.mgmt)).body.total_count;
 
-  it("prints an inference key owned by the member; its member guardrail applies (issue 3; decisions §9)", {
+  it("prints an inference key owned by the member; its member guardrail applies (docs/behaviour.md#member-keys; docs/behaviour.md#layers)", {
     timeout: 30_000,
   }, async () => {
     const { other } = await workspaces();
@@ -64,7 +64,7 @@ describe("keys create --workspace <id> --member <user_id> (issue 3)", () => {
     );
   });
 
-  it("an unknown member, or a member outside the workspace, fails without printing or storing a key (issue 3)", {
+  it("an unknown member, or a member outside the workspace, fails without printing or storing a key (docs/behaviour.md#member-keys)", {
     timeout: 30_000,
   }, async () => {
     const { home, other } = await workspaces();

@@ -58,7 +58,7 @@ describe("the command line against a running server on the same database", () =>
     assert.equal(record.status, 200);
     assert.equal(record.body.data.workspace_id, workspaceId);
     assert.equal(record.body.data.name, "app");
-    // An inference key: valid (not 401) but refused on management routes (decisions §2).
+    // An inference key: valid (not 401) but refused on management routes (docs/behaviour.md#key-kinds).
     const refused = await api(bench.server.origin, "GET", "/api/v1/guardrails", key);
     assert.equal(refused.status, 403);
     assert.equal(refused.body.error.message, "Only management keys can perform this operation");

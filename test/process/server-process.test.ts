@@ -43,7 +43,7 @@ describe("the service as a process: durability, restarts, keys at start-up, shut
     assert.equal(await child.exited(), "SIGKILL");
   }
 
-  it("every create and update that was answered survives kill -9 right after the response (issue: durability)", {
+  it("every create and update that was answered survives kill -9 right after the response (docs/deployment.md#transactions-and-durability)", {
     timeout: 180_000,
   }, async () => {
     const env = { DATABASE_URL: freshDatabase(), GUARDRAILS_MANAGEMENT_KEY: randomManagementKey() };
@@ -86,7 +86,7 @@ describe("the service as a process: durability, restarts, keys at start-up, shut
     await killHard(server);
   });
 
-  it("concurrent creates answered just before kill -9 all survive (issue: durability)", {
+  it("concurrent creates answered just before kill -9 all survive (docs/deployment.md#transactions-and-durability)", {
     timeout: 60_000,
   }, async () => {
     const env = { DATABASE_URL: freshDatabase(), GUARDRAILS_MANAGEMENT_KEY: randomManagementKey() };
@@ -213,7 +213,7 @@ describe("the service as a process: durability, restarts, keys at start-up, shut
     await killHard(again);
   });
 
-  it("DATABASE_URL naming a PostgreSQL server that is not there fails at start with a clear message (issue 5, backend)", {
+  it("DATABASE_URL naming a PostgreSQL server that is not there fails at start with a clear message (docs/deployment.md#starting-up)", {
     timeout: 30_000,
   }, async () => {
     for (const url of [

@@ -15,10 +15,10 @@ import {
 } from "./child.js";
 
 /**
- * The README's end-to-end request (issue 4, providers): `guardrails upstream` and `guardrails serve`
+ * The README's end-to-end request (docs/gateway.md#providers): `guardrails upstream` and `guardrails serve`
  * as real processes, a governed request through the local provider with no outside account.
  */
-describe("a governed request end to end, as the README shows it (issue 4)", () => {
+describe("a governed request end to end, as the README shows it (docs/gateway.md#what-happens-to-a-request)", () => {
   const children: Child[] = [];
   const dir = mkdtempSync(join(tmpdir(), "guardrails-walkthrough-"));
   after(() => {

@@ -10,7 +10,7 @@ import { kyselySpendStore } from "../../src/storage/spend-store.js";
 import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
 
 /**
- * The spend store contract (issue 4, spend), on a real database: on SQLite against both adapters
+ * The spend store contract (docs/gateway.md#budgets), on a real database: on SQLite against both adapters
  * (the portable Kysely one and SQLite's synchronous fast path), on PostgreSQL (`npm run
  * test:postgres`) against the Kysely one and the batch function the service uses there
  * (src/storage/postgres/spend-store.ts).
@@ -48,7 +48,7 @@ const ledger = (id: string, cost: number) => ({
   created_at: "2026-11-22T10:00:01.000Z",
 });
 
-describe(`spend store contract on ${TEST_DATABASE_KIND} (issue 4; issue 5, tests on both databases)`, () => {
+describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets; CONTRIBUTING.md#tests)`, () => {
   let database: DatabaseHandle;
   let url: string;
   let remove: () => Promise<void>;

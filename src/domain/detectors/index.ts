@@ -17,7 +17,7 @@ import { findSsns } from "./ssn.js";
 export type { Detector, Span };
 
 /**
- * The builtin detectors (decisions §6), one per slug. Each is pure (no I/O, no clock) and returns
+ * The builtin detectors (docs/behaviour.md#builtin-filters), one per slug. Each is pure (no I/O, no clock) and returns
  * sorted, non-overlapping spans in the coordinates of the text it was given. Methods, known misses
  * and measured precision and recall: docs/detectors.md. The patterns have no nested or adjacent
  * ambiguous quantifiers and bound every repetition, so matching stays linear on any input.

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import { ACTIVITY_DAYS } from "../../domain/activity-window.js";
@@ -46,7 +47,8 @@ const ActivityItem = Type.Object({
 });
 
 /** GET /api/v1/activity: the reference SDK's `analytics.getUserActivity`, from the usage rollup. */
-export function activityRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function activityRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     "/api/v1/activity",
     {
@@ -60,13 +62,7 @@ export function activityRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      const q = request.query as {
-        date?: string;
-        api_key_hash?: string;
-        user_id?: string;
-        group_by?: "workspace";
-        workspace_id?: string;
-      };
+      const q = request.query;
       return reportActivity(deps, principalOf(request).organizationId, {
         ...(q.date !== undefined ? { date: q.date } : {}),
         ...(q.api_key_hash !== undefined ? { keyHash: q.api_key_hash } : {}),

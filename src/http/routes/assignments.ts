@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import {
@@ -53,11 +54,11 @@ const IdParams = Type.Object({ id: Type.String() });
 const Assigned = Type.Object({ assigned_count: Type.Integer() });
 const Unassigned = Type.Object({ unassigned_count: Type.Integer() });
 
-/** Key and member assignments (decisions §8), in the shapes the reference SDK expects. */
-export function assignmentRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+/** Key and member assignments (docs/behaviour.md#assignments), in the shapes the reference SDK expects. */
+export function assignmentRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["Assignments"];
   const config = { auth: "management" as const };
-  const idOf = (params: unknown) => (params as { id: string }).id;
 
   app.post(
     "/api/v1/guardrails/:id/assignments/keys",
@@ -77,8 +78,8 @@ export function assignmentRoutes(app: FastifyInstance, deps: ServiceDeps): void 
       assigned_count: await assignKeys(
         deps,
         principalOf(request),
-        idOf(request.params),
-        (request.body as { key_hashes: string[] }).key_hashes,
+        request.params.id,
+        request.body.key_hashes,
       ),
     }),
   );
@@ -99,8 +100,8 @@ export function assignmentRoutes(app: FastifyInstance, deps: ServiceDeps): void 
       unassigned_count: await unassignKeys(
         deps,
         principalOf(request),
-        idOf(request.params),
-        (request.body as { key_hashes: string[] }).key_hashes,
+        request.params.id,
+        request.body.key_hashes,
       ),
     }),
   );
@@ -123,8 +124,8 @@ export function assignmentRoutes(app: FastifyInstance, deps: ServiceDeps): void 
       assigned_count: await assignMembers(
         deps,
         principalOf(request),
-        idOf(request.params),
-        (request.body as { member_user_ids: string[] }).member_user_ids,
+        request.params.id,
+        request.body.member_user_ids,
       ),
     }),
   );
@@ -145,8 +146,8 @@ export function assignmentRoutes(app: FastifyInstance, deps: ServiceDeps): void 
       unassigned_count: await unassignMembers(
         deps,
         principalOf(request),
-        idOf(request.params),
-        (request.body as { member_user_ids: string[] }).member_user_ids,
+        request.params.id,
+        request.body.member_user_ids,
       ),
     }),
   );
@@ -157,32 +158,39 @@ export function assignmentRoutes(app: FastifyInstance, deps: ServiceDeps): void 
     { kind: "members", item: MemberAssignment, list: memberAssignments },
   ] as const;
   for (const { kind, item, list } of lists) {
-    for (const perGuardrail of [true, false]) {
-      app.get(
-        perGuardrail
-          ? `/api/v1/guardrails/:id/assignments/${kind}`
-          : `/api/v1/guardrails/assignments/${kind}`,
-        {
-          config,
-          schema: {
-            tags,
-            summary: perGuardrail
-              ? `List a guardrail's ${kind.slice(0, -1)} assignments`
-              : `List all ${kind.slice(0, -1)} assignments`,
-            ...(perGuardrail ? { params: IdParams } : {}),
-            querystring: Pagination,
-            response: {
-              200: listOf(item),
-              ...errorResponses(...(perGuardrail ? [400, 401, 403, 404] : [400, 401, 403])),
-            },
-          },
+    const summary = kind.slice(0, -1);
+    app.get(
+      `/api/v1/guardrails/:id/assignments/${kind}`,
+      {
+        config,
+        schema: {
+          tags,
+          summary: `List a guardrail's ${summary} assignments`,
+          params: IdParams,
+          querystring: Pagination,
+          response: { 200: listOf(item), ...errorResponses(400, 401, 403, 404) },
         },
-        async (request) => {
-          const id = perGuardrail ? idOf(request.params) : undefined;
-          const result = await list(deps, principalOf(request), page(request.query as object), id);
-          return { data: result.items, total_count: result.total };
+      },
+      async (request) => {
+        const result = await list(deps, principalOf(request), page(request.query), request.params.id);
+        return { data: result.items, total_count: result.total };
+      },
+    );
+    app.get(
+      `/api/v1/guardrails/assignments/${kind}`,
+      {
+        config,
+        schema: {
+          tags,
+          summary: `List all ${summary} assignments`,
+          querystring: Pagination,
+          response: { 200: listOf(item), ...errorResponses(400, 401, 403) },
         },
-      );
-    }
+      },
+      async (request) => {
+        const result = await list(deps, principalOf(request), page(request.query), undefined);
+        return { data: result.items, total_count: result.total };
+      },
+    );
   }
 }

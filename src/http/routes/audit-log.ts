@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import { type ReadAuditLogDeps, readAuditLog } from "../../services/read-audit-log.js";
@@ -15,7 +16,8 @@ function parse(text: string | null): unknown {
 }
 
 /** GET /api/v1/audit-log: every management change of the organization, newest first. */
-export function auditLogRoutes(app: FastifyInstance, deps: ReadAuditLogDeps): void {
+export function auditLogRoutes(parent: FastifyInstance, deps: ReadAuditLogDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     "/api/v1/audit-log",
     {
@@ -31,7 +33,7 @@ export function auditLogRoutes(app: FastifyInstance, deps: ReadAuditLogDeps): vo
       },
     },
     async (request) => {
-      const query = request.query as { offset?: number; limit?: number; resource_id?: string };
+      const query = request.query;
       const result = await readAuditLog(deps, principalOf(request).organizationId, {
         ...page(query),
         ...(query.resource_id !== undefined ? { resourceId: query.resource_id } : {}),

@@ -1,5 +1,5 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { ChatBody } from "../../domain/chat-texts.js";
 import { AppError } from "../../domain/errors.js";
 import { completeChat } from "../../gateway/complete.js";
 import type { GatewayDeps } from "../../gateway/prepare.js";
@@ -9,8 +9,9 @@ import { ChatCompletionRequest } from "../schemas/chat.js";
 import { errorResponses } from "../schemas/common.js";
 import { asSent, ChatCompletionResponse } from "../schemas/responses.js";
 
-/** POST /api/v1/chat/completions: the governed, OpenAI-compatible request path (issue 4). */
-export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): void {
+/** POST /api/v1/chat/completions: the governed, OpenAI-compatible request path (docs/gateway.md#what-happens-to-a-request). */
+export function chatCompletionRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     "/api/v1/chat/completions",
     {
@@ -41,7 +42,7 @@ export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): voi
       const answer = await completeChat(
         gw,
         keyPolicy,
-        request.body as ChatBody,
+        request.body,
         request.ingressRegion,
         request.id,
         request.log,
@@ -54,7 +55,9 @@ export function chatCompletionRoutes(app: FastifyInstance, gw: GatewayDeps): voi
           .type(answer.contentType)
           .send(answer.payload);
       reply.header("cache-control", "no-cache");
-      return reply.type("text/event-stream").send(answer.stream);
+      // A stream of server-sent events: the declared 200 describes the JSON answer, which a stream
+      // cannot be typed as; the serializer does not touch a stream either way.
+      return reply.type("text/event-stream").send(answer.stream as never);
     },
   );
 }

@@ -1,37 +1,20 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { REGIONS } from "../../domain/catalog.js";
-import { builtinLabel } from "../../domain/content-filters.js";
 import { AppError } from "../../domain/errors.js";
 import { presentGuardrail } from "../../domain/guardrail.js";
 import { microsToUsd } from "../../domain/money.js";
-import type { EffectivePolicy } from "../../domain/policy.js";
 import { readUsage } from "../../gateway/spend.js";
 import type { ServiceDeps } from "../../services/context.js";
-import { budgetStatuses, resolveKeyPolicy } from "../../services/effective-policy.js";
+import { budgetStatuses, presentPolicy, resolveKeyPolicy } from "../../services/effective-policy.js";
 import { NO_USAGE, readKeyUsage } from "../../services/key-usage.js";
 import { principalOf } from "../auth.js";
 import { errorResponses } from "../schemas/common.js";
 import { asSent, CurrentKeyResponse } from "../schemas/responses.js";
 
-function presentPolicy(p: EffectivePolicy, familyIds: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    allowed_data_regions: p.allowed_data_regions,
-    allowed_models: p.allowed_models,
-    allowed_providers: p.allowed_providers,
-    ignored_models: p.ignored_models,
-    ignored_providers: p.ignored_providers,
-    enable_free_model_publication: p.enable_free_model_publication,
-    enable_free_model_training: p.enable_free_model_training,
-    enable_paid_model_training: p.enable_paid_model_training,
-    content_filter_builtins: p.content_filter_builtins.map((f) => ({ ...f, label: builtinLabel(f.slug) })),
-    content_filters: p.content_filters,
-  };
-  for (const family of familyIds) out[`enforce_zdr_${family}`] = p.enforce_zdr[family] ?? false;
-  return out;
-}
-
 /** GET /api/v1/key: the calling inference key, the guardrails that govern it and its effective policy. */
-export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const families = deps.catalog.familyIds();
   app.get(
     "/api/v1/key",
@@ -51,6 +34,8 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
       const resolved = await resolveKeyPolicy(deps, principal.keyHash);
       if (!resolved) throw new AppError("invalid_api_key");
       const { key, applied, policy } = resolved;
+      // Only inference keys reach this route, and an inference key always has a workspace.
+      if (key.workspace_id === null) throw new AppError("invalid_api_key");
       const now = deps.now();
       const usage = await readUsage(deps, key, policy, now);
       const spent = (await readKeyUsage(deps, key.organization_id, [key.hash], now)).get(key.hash);

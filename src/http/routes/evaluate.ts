@@ -1,5 +1,5 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { Region } from "../../domain/catalog.js";
 import type { ChatBody } from "../../domain/chat-texts.js";
 import { ERROR_CODES, notFound } from "../../domain/errors.js";
 import { microsToUsd } from "../../domain/money.js";
@@ -14,7 +14,8 @@ import { asSent, EvaluateResponse } from "../schemas/responses.js";
  * POST /api/v1/guardrails/evaluate: the decision the gateway would take for a key, with every
  * reason, the redacted request and the chosen endpoints. Nothing is forwarded, reserved or spent.
  */
-export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
+export function evaluateRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     "/api/v1/guardrails/evaluate",
     {
@@ -31,19 +32,13 @@ export function evaluateRoutes(app: FastifyInstance, gw: GatewayDeps): void {
     },
     async (request) => {
       const principal = principalOf(request);
-      const input = request.body as EvaluateRequest;
+      const input = request.body;
       const keyPolicy = await resolveKeyPolicy(gw.services, input.key_hash);
       // Another organization's key is as unknown as a key that does not exist.
       if (!keyPolicy || keyPolicy.key.organization_id !== principal.organizationId) throw notFound();
       const { key_hash: _key, ingress_region, ...rest } = input;
-      const body = rest as unknown as ChatBody;
-      const prepared = await prepareRequest(
-        gw,
-        keyPolicy,
-        body,
-        (ingress_region ?? "global") as Region,
-        true,
-      );
+      const body: ChatBody = rest;
+      const prepared = await prepareRequest(gw, keyPolicy, body, ingress_region ?? "global", true);
       const d = prepared.decision;
       const first = d.violations[0];
       // The cap the budgets would set on the forwarded request, judged on the usage read now.

@@ -1,6 +1,7 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import Type from "typebox";
-import { etagOf, type Guardrail, type GuardrailBody, presentGuardrail } from "../../domain/guardrail.js";
+import { etagOf, type Guardrail, presentGuardrail } from "../../domain/guardrail.js";
 import type { ServiceDeps } from "../../services/context.js";
 import {
   createGuardrail,
@@ -21,7 +22,8 @@ const IfMatchHeaders = Type.Object({
   "if-match": Type.Optional(Type.String({ description: "Entity tag from ETag; a mismatch is 409." })),
 });
 
-export function guardrailRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function guardrailRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const families = deps.catalog.familyIds();
   const s = guardrailSchemas(families);
   const present = (g: Guardrail) => presentGuardrail(g, families);
@@ -44,7 +46,7 @@ export function guardrailRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const body = request.body as GuardrailBody;
+      const body = request.body;
       const created = (g: Guardrail) => ({
         status: 201,
         headers: { location: `/api/v1/guardrails/${g.id}`, etag: etagOf(g) },
@@ -80,9 +82,9 @@ export function guardrailRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const ifMatch = request.headers["if-match"];
-      const g = await updateGuardrail(deps, principalOf(request), id, request.body as GuardrailBody, {
+      const g = await updateGuardrail(deps, principalOf(request), id, request.body, {
         ...(ifMatch !== undefined ? { ifMatch } : {}),
       });
       withTag(reply, g);
@@ -103,7 +105,7 @@ export function guardrailRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      const query = request.query as { offset?: number; limit?: number; workspace_id?: string };
+      const query = request.query;
       const result = await listWorkspaceGuardrails(deps, principalOf(request), {
         ...page(query),
         ...(query.workspace_id !== undefined ? { workspace_id: query.workspace_id } : {}),
@@ -124,7 +126,7 @@ export function guardrailRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request, reply) => {
-      const g = await getGuardrail(deps, principalOf(request), (request.params as { id: string }).id);
+      const g = await getGuardrail(deps, principalOf(request), request.params.id);
       withTag(reply, g);
       return { data: present(g) };
     },
@@ -142,7 +144,7 @@ export function guardrailRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      await removeGuardrail(deps, principalOf(request), (request.params as { id: string }).id);
+      await removeGuardrail(deps, principalOf(request), request.params.id);
       return { deleted: true as const };
     },
   );

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 
 export function healthRoutes(app: FastifyInstance, deps: { ping: () => Promise<void> }): void {
-  // The ingress region shows operators which region address a request came through (decisions §1).
+  // The ingress region shows operators which region address a request came through (docs/behaviour.md#ingress-region).
   app.get("/healthz", { schema: { hide: true } }, async (request) => ({
     status: "ok",
     ingress_region: request.ingressRegion,

@@ -16,9 +16,14 @@ export function idempotencyOf(request: FastifyRequest): IdempotencyRequest | und
   return { key, method: request.method, route: request.routeOptions.url ?? request.url, body: request.body };
 }
 
-export function sendStored(reply: FastifyReply, stored: StoredResponse & { replayed: boolean }): unknown {
+/**
+ * Sends a stored (or just made) response. It sends rather than returns: a replayed body is JSON read
+ * back from the store, whose type the route's response schema cannot know, and the schema still
+ * serializes it on the way out.
+ */
+export function sendStored(reply: FastifyReply, stored: StoredResponse & { replayed: boolean }): void {
   reply.code(stored.status);
   for (const [name, value] of Object.entries(stored.headers)) reply.header(name, value);
   if (stored.replayed) reply.header("idempotent-replayed", "true");
-  return stored.body;
+  reply.send(stored.body);
 }

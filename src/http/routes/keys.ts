@@ -1,18 +1,17 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
 import { runIdempotent } from "../../services/idempotency.js";
 import {
-  type CreateKeyInput,
   createInferenceKey,
   getKey,
   listKeys,
   presentKey,
-  presentKeys,
   removeKey,
-  type UpdateKeyInput,
   updateKey,
 } from "../../services/keys.js";
+import { presentServedKey, presentServedKeys } from "../../services/served-keys.js";
 import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
@@ -107,7 +106,8 @@ const ListKeysQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function keyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["Keys"];
   const config = { auth: "management" as const };
 
@@ -127,7 +127,7 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     async (request, reply) => {
       const principal = principalOf(request);
       const stored = await runIdempotent(deps, principal, idempotencyOf(request), async (tx) => {
-        const created = await createInferenceKey(deps, tx, principal, request.body as CreateKeyInput);
+        const created = await createInferenceKey(deps, tx, principal, request.body);
         return {
           status: 201,
           headers: { location: `/api/v1/keys/${created.record.hash}` },
@@ -151,12 +151,7 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      const query = request.query as {
-        offset?: number;
-        limit?: number;
-        workspace_id?: string;
-        include_disabled?: boolean;
-      };
+      const query = request.query;
       const principal = principalOf(request);
       const result = await listKeys(deps, principal, {
         ...page(query),
@@ -164,7 +159,7 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         includeDisabled: query.include_disabled === true,
       });
       return {
-        data: await presentKeys(deps, principal.organizationId, result.items),
+        data: await presentServedKeys(deps, principal.organizationId, result.items),
         total_count: result.total,
       };
     },
@@ -183,8 +178,8 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     },
     async (request) => {
       const principal = principalOf(request);
-      const key = await getKey(deps, principal, (request.params as { hash: string }).hash);
-      return { data: (await presentKeys(deps, principal.organizationId, [key]))[0] };
+      const key = await getKey(deps, principal, request.params.hash);
+      return { data: await presentServedKey(deps, principal.organizationId, key) };
     },
   );
 
@@ -202,13 +197,8 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     },
     async (request) => {
       const principal = principalOf(request);
-      const key = await updateKey(
-        deps,
-        principal,
-        (request.params as { hash: string }).hash,
-        request.body as UpdateKeyInput,
-      );
-      return { data: (await presentKeys(deps, principal.organizationId, [key]))[0] };
+      const key = await updateKey(deps, principal, request.params.hash, request.body);
+      return { data: await presentServedKey(deps, principal.organizationId, key) };
     },
   );
 
@@ -224,7 +214,7 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      await removeKey(deps, principalOf(request), (request.params as { hash: string }).hash);
+      await removeKey(deps, principalOf(request), request.params.hash);
       return { deleted: true as const };
     },
   );

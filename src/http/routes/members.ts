@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
@@ -6,8 +7,6 @@ import {
   createMember,
   getMember,
   listOrganizationMembers,
-  type MemberInput,
-  type MemberPatch,
   type Member as MemberRecord,
   presentMember,
   removeMember,
@@ -89,14 +88,14 @@ const UpdateMemberBody = Type.Object(
 const UserParams = Type.Object({ user_id: Type.String() });
 
 /** The member object with its current spend per window and its budgets. */
-async function withSpend(deps: ServiceDeps, m: MemberRecord): Promise<Record<string, unknown>> {
+async function withSpend(deps: ServiceDeps, m: MemberRecord) {
   return { ...presentMember(m), ...(await readMemberSpend(deps, m)) };
 }
 
-export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function memberRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["Members"];
   const config = { auth: "management" as const };
-  const userOf = (params: unknown) => (params as { user_id: string }).user_id;
 
   app.post(
     "/api/v1/members",
@@ -113,7 +112,7 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     async (request, reply) => {
       const principal = principalOf(request);
       const stored = await runIdempotent(deps, principal, idempotencyOf(request), async (tx) => {
-        const m = await createMember(deps, tx, principal, request.body as MemberInput);
+        const m = await createMember(deps, tx, principal, request.body);
         return {
           status: 201,
           headers: { location: `/api/v1/members/${encodeURIComponent(m.user_id)}` },
@@ -136,7 +135,7 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      const result = await listOrganizationMembers(deps, principalOf(request), page(request.query as object));
+      const result = await listOrganizationMembers(deps, principalOf(request), page(request.query));
       const data = [];
       for (const m of result.items) data.push(await withSpend(deps, m));
       return { data, total_count: result.total };
@@ -155,7 +154,7 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => ({
-      data: await withSpend(deps, await getMember(deps, principalOf(request), userOf(request.params))),
+      data: await withSpend(deps, await getMember(deps, principalOf(request), request.params.user_id)),
     }),
   );
 
@@ -176,7 +175,7 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     async (request) => ({
       data: await withSpend(
         deps,
-        await updateMember(deps, principalOf(request), userOf(request.params), request.body as MemberPatch),
+        await updateMember(deps, principalOf(request), request.params.user_id, request.body),
       ),
     }),
   );
@@ -195,7 +194,7 @@ export function memberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      await removeMember(deps, principalOf(request), userOf(request.params));
+      await removeMember(deps, principalOf(request), request.params.user_id);
       return { deleted: true as const };
     },
   );

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
@@ -37,7 +38,8 @@ const Session = Type.Object({
  * The console's sign-in (docs/api.md#console-sessions): a pasted management key exchanged for an
  * HttpOnly cookie, so the page's script never holds anything secret.
  */
-export function sessionRoutes(app: FastifyInstance, deps: ServiceDeps, trustProxy: boolean): void {
+export function sessionRoutes(parent: FastifyInstance, deps: ServiceDeps, trustProxy: boolean): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["Console sessions"];
 
   app.post(
@@ -57,7 +59,7 @@ export function sessionRoutes(app: FastifyInstance, deps: ServiceDeps, trustProx
       // A forged sign-in would put the victim's browser in the attacker's organization; a request
       // without Origin (curl, a script) is not a browser's and carries the key itself.
       if (request.headers.origin !== undefined) checkSameOrigin(request, trustProxy);
-      const { token, record } = await startSession(deps, (request.body as { key: string }).key);
+      const { token, record } = await startSession(deps, request.body.key);
       const key = await sessionKey(deps, record.key_hash);
       reply.header(
         "set-cookie",
@@ -116,7 +118,7 @@ export function sessionRoutes(app: FastifyInstance, deps: ServiceDeps, trustProx
       const token = request.session ? sessionTokenOf(request) : undefined;
       if (token !== undefined) await endSession(deps, token);
       reply.header("set-cookie", clearedSessionCookie(cameOverHttps(request, trustProxy)));
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

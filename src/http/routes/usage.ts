@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
@@ -51,18 +52,9 @@ const UsageRow = Type.Object({
 });
 const UsageResponse = Type.Object({ data: Type.Array(UsageRow), total_count: Type.Integer() });
 
-type Query = {
-  from: string;
-  to: string;
-  group_by?: string;
-  offset?: number;
-  limit?: number;
-} & Partial<
-  Record<"key_hash" | "workspace_id" | "member_user_id" | "guardrail_id" | "model" | "provider", string>
->;
-
 /** GET /api/v1/usage: the organization's spend from the ledger, by day and what it was spent on. */
-export function usageRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function usageRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     "/api/v1/usage",
     {
@@ -78,7 +70,7 @@ export function usageRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      const q = request.query as Query;
+      const q = request.query;
       const filters: Partial<Record<UsageDimension, string>> = {};
       if (q.key_hash !== undefined) filters.key = q.key_hash;
       if (q.workspace_id !== undefined) filters.workspace = q.workspace_id;

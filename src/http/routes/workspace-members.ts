@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
@@ -34,10 +35,10 @@ const OrganizationMember = Type.Object({
  * A workspace's members and the organization's members in the reference SDK's shapes
  * (docs/api.md#workspace-members); the members themselves are managed under /api/v1/members.
  */
-export function workspaceMemberRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function workspaceMemberRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["Members"];
   const config = { auth: "management" as const };
-  const idOf = (params: unknown) => (params as { id: string }).id;
 
   app.get(
     "/api/v1/workspaces/:id/members",
@@ -55,8 +56,8 @@ export function workspaceMemberRoutes(app: FastifyInstance, deps: ServiceDeps): 
       const result = await listMembersOfWorkspace(
         deps,
         principalOf(request),
-        idOf(request.params),
-        page(request.query as object),
+        request.params.id,
+        page(request.query),
       );
       return { data: result.items, total_count: result.total };
     },
@@ -79,8 +80,8 @@ export function workspaceMemberRoutes(app: FastifyInstance, deps: ServiceDeps): 
       },
     },
     async (request) => {
-      const { user_ids } = request.body as { user_ids: string[] };
-      const added = await addWorkspaceMembers(deps, principalOf(request), idOf(request.params), user_ids);
+      const { user_ids } = request.body;
+      const added = await addWorkspaceMembers(deps, principalOf(request), request.params.id, user_ids);
       return { added_count: added.length, data: added };
     },
   );
@@ -103,13 +104,8 @@ export function workspaceMemberRoutes(app: FastifyInstance, deps: ServiceDeps): 
       },
     },
     async (request) => {
-      const { user_ids } = request.body as { user_ids: string[] };
-      const removed = await removeWorkspaceMembers(
-        deps,
-        principalOf(request),
-        idOf(request.params),
-        user_ids,
-      );
+      const { user_ids } = request.body;
+      const removed = await removeWorkspaceMembers(deps, principalOf(request), request.params.id, user_ids);
       return { removed_count: removed };
     },
   );
@@ -126,7 +122,7 @@ export function workspaceMemberRoutes(app: FastifyInstance, deps: ServiceDeps): 
       },
     },
     async (request) => {
-      const result = await listOrganizationMembers(deps, principalOf(request), page(request.query as object));
+      const result = await listOrganizationMembers(deps, principalOf(request), page(request.query));
       return {
         data: result.items.map((m) => ({
           id: m.user_id,

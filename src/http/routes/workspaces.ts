@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import { notFound } from "../../domain/errors.js";
@@ -51,11 +52,11 @@ const CreateWorkspaceBody = Type.Object(
 );
 const IdParams = Type.Object({ id: Type.String() });
 
-export function workspaceRoutes(app: FastifyInstance, deps: ServiceDeps): void {
+export function workspaceRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["Workspaces"];
   const config = { auth: "management" as const };
-  const idOf = (params: unknown) => {
-    const { id } = params as { id: string };
+  const idOf = ({ id }: { id: string }) => {
     if (!isUuid(id)) throw notFound();
     return id;
   };
@@ -72,11 +73,7 @@ export function workspaceRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => {
-      const result = await listOrganizationWorkspaces(
-        deps,
-        principalOf(request),
-        page(request.query as object),
-      );
+      const result = await listOrganizationWorkspaces(deps, principalOf(request), page(request.query));
       return { data: result.items.map(presentWorkspace), total_count: result.total };
     },
   );
@@ -96,12 +93,7 @@ export function workspaceRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     async (request, reply) => {
       const principal = principalOf(request);
       const stored = await runIdempotent(deps, principal, idempotencyOf(request), async (tx) => {
-        const ws = await createWorkspace(
-          deps,
-          tx,
-          principal,
-          request.body as { name: string; slug?: string; description?: string | null },
-        );
+        const ws = await createWorkspace(deps, tx, principal, request.body);
         return {
           status: 201,
           headers: { location: `/api/v1/workspaces/${ws.id}` },
@@ -124,9 +116,7 @@ export function workspaceRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       },
     },
     async (request) => ({
-      data: presentWorkspace(
-        await getWorkspace(deps, principalOf(request), (request.params as { id: string }).id),
-      ),
+      data: presentWorkspace(await getWorkspace(deps, principalOf(request), request.params.id)),
     }),
   );
 

@@ -69,12 +69,9 @@ export const EvaluateRequest = Type.Object(
       description: "The inference key to evaluate for.",
     }),
     ingress_region: Type.Optional(
-      Type.Union(
-        ["global", "europe", "us"].map((r) => Type.Literal(r)),
-        {
-          description: "The region address the request would arrive through (default global).",
-        },
-      ),
+      Type.Union([Type.Literal("global"), Type.Literal("europe"), Type.Literal("us")], {
+        description: "The region address the request would arrive through (default global).",
+      }),
     ),
     ...ChatCompletionRequest.properties,
   },

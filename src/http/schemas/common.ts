@@ -1,6 +1,6 @@
 import Type, { type TSchema } from "typebox";
 
-/** The error body of decisions §3. */
+/** The one error body (docs/behaviour.md#error-body). */
 export const ErrorBody = Type.Object(
   {
     error: Type.Object({

@@ -1,4 +1,4 @@
-import Type, { type Static, type TSchema } from "typebox";
+import Type, { type Static, type TEnumValue, type TSchema } from "typebox";
 import { MAX_ALERT_PERCENT, MAX_ALERT_THRESHOLDS, MIN_ALERT_PERCENT } from "../../domain/budget-alerts.js";
 import { REGIONS } from "../../domain/catalog.js";
 import {
@@ -9,7 +9,7 @@ import {
   MAX_PATTERN_LENGTH,
   SCAN_SCOPES,
 } from "../../domain/content-filters.js";
-import { RESET_INTERVALS } from "../../domain/guardrail.js";
+import { type GuardrailBody, type PresentedGuardrail, RESET_INTERVALS } from "../../domain/guardrail.js";
 import { Pagination, Uuid } from "./common.js";
 
 /** Bounds on list sizes: nobody needs more, and they keep a body's cost predictable. */
@@ -17,8 +17,9 @@ export const MAX_MODEL_ITEMS = 1000;
 export const MAX_PROVIDER_ITEMS = 200;
 const MAX_ID_LENGTH = 200;
 
-function literals<T extends readonly string[]>(values: T, description?: string) {
-  return Type.Enum([...values], description ? { description } : {});
+/** An enum whose static type keeps its literals, so a validated body needs no cast to the domain type. */
+function literals<const V extends TEnumValue[]>(values: readonly [...V], description?: string) {
+  return Type.Enum(values, description ? { description } : {});
 }
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -75,7 +76,7 @@ const stringList = (maxItems: number, description: string) =>
     }),
   );
 
-/** The properties shared by create and update (specification, Endpoints; decisions §5–6). */
+/** The properties shared by create and update (docs/behaviour.md#guardrail-fields; docs/behaviour.md#content-filters). */
 function policyProperties(familyIds: string[]) {
   const zdrFlags: Record<string, TSchema> = {};
   for (const family of familyIds) {
@@ -95,7 +96,7 @@ function policyProperties(familyIds: string[]) {
     allowed_providers: Type.Optional(stringList(MAX_PROVIDER_ITEMS, "Provider ids.")),
     ignored_models: Type.Optional(stringList(MAX_MODEL_ITEMS, "Models excluded from routing.")),
     ignored_providers: Type.Optional(stringList(MAX_PROVIDER_ITEMS, "Providers excluded from routing.")),
-    // "An empty list is always a 400; null means no restriction" (decisions §5): filter lists too.
+    // "An empty list is always a 400; null means no restriction" (docs/behaviour.md#empty-lists): filter lists too.
     content_filter_builtins: Type.Optional(
       Nullable(Type.Array(BuiltinFilterInput, { minItems: 1, maxItems: BUILTIN_SLUGS.length })),
     ),
@@ -191,5 +192,23 @@ export function guardrailSchemas(familyIds: string[]) {
   return { CreateGuardrailBody, UpdateGuardrailBody, Guardrail, ListGuardrailsQuery };
 }
 
-/** Properties a PATCH may not carry, with a clearer message than "unknown property" (decisions §7). */
+/** Properties a PATCH may not carry, with a clearer message than "unknown property" (docs/behaviour.md#not-updatable). */
 export const NOT_UPDATABLE = ["id", "workspace_id", "created_at", "updated_at"];
+
+// The schemas are the types: the domain's body and response types are checked against the static
+// types of these schemas when the project compiles, so a property added to one and not the other,
+// or a value the domain cannot take, fails `npm run typecheck`.
+type Schemas = ReturnType<typeof guardrailSchemas>;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Holds<T extends true> = T;
+/** The property names a type spells out, without its index signatures. */
+type NamedKeys<T> = keyof {
+  [K in keyof T as string extends K ? never : `enforce_zdr_${string}` extends K ? never : K]: T[K];
+};
+export type GuardrailTypesMatchSchemas = [
+  Holds<Static<Schemas["CreateGuardrailBody"]> extends GuardrailBody ? true : false>,
+  Holds<Static<Schemas["UpdateGuardrailBody"]> extends GuardrailBody ? true : false>,
+  Holds<Same<NamedKeys<GuardrailBody>, keyof Static<Schemas["CreateGuardrailBody"]>>>,
+  Holds<PresentedGuardrail extends Static<Schemas["Guardrail"]> ? true : false>,
+  Holds<Same<NamedKeys<PresentedGuardrail>, keyof Static<Schemas["Guardrail"]>>>,
+];
