@@ -3,7 +3,7 @@
  * the page, all served by the service itself (src/http/console.ts). `npm run build` runs it; tests
  * call buildConsole() into a temporary folder.
  */
-import { copyFileSync, mkdirSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -31,7 +31,10 @@ export async function buildConsole(outDir: string = join(ROOT, "dist", "console"
     logLevel: "warning",
   });
   copyFileSync(join(ROOT, "console", "index.html"), join(outDir, "index.html"));
-  copyFileSync(join(ROOT, "console", "console.css"), join(outDir, "console.css"));
+  // One stylesheet: the chart library's rules, then ours (which may override them).
+  const chartCss = readFileSync(join(ROOT, "node_modules", "uplot", "dist", "uPlot.min.css"), "utf8");
+  const ownCss = readFileSync(join(ROOT, "console", "console.css"), "utf8");
+  writeFileSync(join(outDir, "console.css"), `${chartCss}\n${ownCss}`);
   const sizes: Record<string, number> = {};
   for (const name of ["index.html", "console.js", "console.css"])
     sizes[name] = statSync(join(outDir, name)).size;
