@@ -101,16 +101,22 @@ export function Assignments() {
   }, [workspace]);
   useEffect(() => {
     if (!guardrailId) return;
+    // An answer to an earlier read (before the last change) must not replace a newer one.
+    let live = true;
     Promise.all([
       listAll<{ key_hash: string; guardrail_id: string }>("/guardrails/assignments/keys"),
       listAll<{ user_id: string }>(`/guardrails/${guardrailId}/assignments/members`),
     ]).then(
       ([keyAssignments, memberAssignments]) => {
+        if (!live) return;
         setKeysOf(new Map(keyAssignments.map((a) => [a.key_hash, a.guardrail_id])));
         setMembers(new Set(memberAssignments.map((a) => a.user_id)));
       },
-      (e) => setError(describe(e)),
+      (e) => live && setError(describe(e)),
     );
+    return () => {
+      live = false;
+    };
   }, [guardrailId, version]);
   const assignedKeys = new Set([...keysOf].filter(([, g]) => g === guardrailId).map(([k]) => k));
   const nameOf = (id: string) => guardrails?.find((g) => g.id === id)?.name ?? "another guardrail";
@@ -123,7 +129,8 @@ export function Assignments() {
     );
     setVersion(version + 1);
     const count = assign ? answer.assigned_count : answer.unassigned_count;
-    return `${count ?? 0} ${kind} ${assign ? "assigned" : "unassigned"} (already so, or not found: not counted).`;
+    const noun = count === 1 ? kind.slice(0, -1) : kind;
+    return `${count ?? 0} ${noun} ${assign ? "assigned" : "unassigned"}; those already so are not counted.`;
   };
   return (
     <section>

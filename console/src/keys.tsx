@@ -17,8 +17,8 @@ interface KeyAssignment {
 }
 
 /** Which guardrail holds each key, with its name: one read of every assignment and guardrail. */
-export function useKeyGuardrails(version: unknown): Map<string, { id: string; name: string }> {
-  const [byKey, setByKey] = useState(new Map<string, { id: string; name: string }>());
+export function useKeyGuardrails(version: unknown): Map<string, { id: string; name: string }> | undefined {
+  const [byKey, setByKey] = useState<Map<string, { id: string; name: string }> | undefined>();
   const spaces = useWorkspaces();
   useEffect(() => {
     if (!spaces) return;
@@ -131,7 +131,7 @@ export function KeyList() {
         caption="Inference keys with their guardrail and spend"
         head={["Name", "Key", "Workspace", "Guardrail", "Spend today", "This month", "Created", ""]}
         row={(k) => {
-          const g = guardrails.get(k.hash);
+          const g = guardrails?.get(k.hash);
           return (
             <tr key={k.hash}>
               <td>{k.name}</td>
@@ -143,7 +143,7 @@ export function KeyList() {
                 {g ? (
                   <a href={`#/guardrails/${g.id}`}>{g.name}</a>
                 ) : (
-                  <span class="hint">workspace default only</span>
+                  <span class="hint">{guardrails ? "workspace default only" : "…"}</span>
                 )}
               </td>
               <td>{usd(k.usage_daily)}</td>

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import uPlot from "uplot";
+import type uPlot from "uplot";
 import { type Budget, describe, type Key, listAll, type Member, usd, when } from "./api.js";
 import { ErrorText } from "./ui.js";
 
@@ -63,40 +63,65 @@ export function seriesOf(
   };
 }
 
+/** The chart library is half the console's weight: only this page loads it. */
+let chartLibrary: Promise<typeof uPlot> | undefined;
+const loadChartLibrary = () => {
+  chartLibrary ??= import("uplot").then((m) => m.default);
+  return chartLibrary;
+};
+
 function Chart({ series }: { series: Series }) {
   const box = useRef<HTMLDivElement>(null);
+  const [failed, setFailed] = useState("");
   useEffect(() => {
-    const el = box.current;
-    if (!el) return;
-    const plot = new uPlot(
-      {
-        width: Math.max(280, el.clientWidth),
-        height: 280,
-        scales: { x: { time: true } },
-        axes: [{}, { values: (_u, ticks) => ticks.map((t) => `$${t}`) }],
-        series: [
-          {},
-          ...series.groups.map((g, i) => ({
-            label: g.name,
-            stroke: COLOURS[i % COLOURS.length] ?? "#000",
-            width: 2,
-            points: { show: true },
-            value: (_u: uPlot, v: number | null) => (v === null ? "—" : usd(v)),
-          })),
-        ],
+    let plot: uPlot | undefined;
+    let live = true;
+    loadChartLibrary().then(
+      (UPlot) => {
+        const el = box.current;
+        if (live && el) plot = draw(UPlot, el, series);
       },
-      [series.days.map((d) => Date.parse(d) / 1000), ...series.groups.map((g) => g.values)],
-      el,
+      () => setFailed("The chart could not be loaded; the table below has the same figures."),
     );
-    return () => plot.destroy();
+    return () => {
+      live = false;
+      plot?.destroy();
+    };
   }, [series]);
   return (
-    <div
-      ref={box}
-      class="chart"
-      role="img"
-      aria-label="Spend per day; the table below has the same figures"
-    />
+    <>
+      <ErrorText message={failed} />
+      <div
+        ref={box}
+        class="chart"
+        role="img"
+        aria-label="Spend per day; the table below has the same figures"
+      />
+    </>
+  );
+}
+
+function draw(UPlot: typeof uPlot, el: HTMLElement, series: Series): uPlot {
+  return new UPlot(
+    {
+      width: Math.max(280, el.clientWidth),
+      height: 280,
+      scales: { x: { time: true } },
+      // Spend can be fractions of a cent: the axis is wide enough for them.
+      axes: [{}, { size: 80, values: (_u, ticks) => ticks.map((t) => `$${t}`) }],
+      series: [
+        {},
+        ...series.groups.map((g, i) => ({
+          label: g.name,
+          stroke: COLOURS[i % COLOURS.length] ?? "#000",
+          width: 2,
+          points: { show: true },
+          value: (_u: uPlot, v: number | null) => (v === null ? "—" : usd(v)),
+        })),
+      ],
+    },
+    [series.days.map((d) => Date.parse(d) / 1000), ...series.groups.map((g) => g.values)],
+    el,
   );
 }
 
@@ -126,12 +151,14 @@ export function SpendPage() {
     );
   }, []);
   useEffect(() => {
+    let live = true;
     setSeries(undefined);
     setError("");
     listAll<UsageRow>(`/usage?from=${from}&to=${to}&group_by=day,${dimension}`).then(
       (rows) => {
         const names = new Map(keys.map((k) => [k.hash, k.name]));
         const field = FIELD[dimension];
+        if (!live) return;
         setSeries(
           seriesOf(rows, from, to, (row) => {
             const value = row[field];
@@ -140,8 +167,12 @@ export function SpendPage() {
           }),
         );
       },
-      (e) => setError(describe(e)),
+      (e) => live && setError(describe(e)),
     );
+    // A slower answer for an earlier choice must not replace the current one.
+    return () => {
+      live = false;
+    };
   }, [from, to, dimension, keys]);
   const budgets = budgetRows(members ?? [], keys);
   return (

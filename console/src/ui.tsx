@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, describe, listAll, type Page, type Workspace } from "./api.js";
 
 /** The pages share these parts so that every list pages, loads and fails the same way. */
@@ -20,14 +20,19 @@ export function usePaged<T>(path: string | undefined): Paged<T> {
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState<Page<T> | undefined>();
   const [error, setError] = useState("");
+  // Only the latest read may fill the table: answers can arrive out of order while filters change.
+  const latest = useRef(0);
   const reload = async () => {
     if (!path) return;
     const joiner = path.includes("?") ? "&" : "?";
+    const mine = ++latest.current;
     try {
-      setPage(await api<Page<T>>("GET", `${path}${joiner}offset=${offset}&limit=${PAGE_SIZE}`));
+      const answer = await api<Page<T>>("GET", `${path}${joiner}offset=${offset}&limit=${PAGE_SIZE}`);
+      if (mine !== latest.current) return;
+      setPage(answer);
       setError("");
     } catch (e) {
-      setError(describe(e));
+      if (mine === latest.current) setError(describe(e));
     }
   };
   // Another filter starts from the first page again.

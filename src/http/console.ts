@@ -51,7 +51,9 @@ export function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_CONSOL
       .header("x-frame-options", "DENY")
       .header("referrer-policy", "no-referrer")
       .header("cache-control", "no-cache")
-      .type(FILES[name] ?? "application/octet-stream")
+      .type(
+        FILES[name] ?? (name.endsWith(".js") ? "text/javascript; charset=utf-8" : "application/octet-stream"),
+      )
       .send(body);
   };
   app.get("/", { schema: { hide: true } }, (_request, reply) => send(reply, "index.html"));
@@ -59,4 +61,11 @@ export function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_CONSOL
   app.get("/console/console.css", { schema: { hide: true } }, (_request, reply) =>
     send(reply, "console.css"),
   );
+  // Chunks the script loads on demand, named by esbuild from their content; nothing else is read.
+  app.get("/console/:chunk", { schema: { hide: true } }, (request, reply) => {
+    const { chunk } = request.params as { chunk: string };
+    if (!/^chunk-[A-Z0-9]{8,}\.js$/.test(chunk))
+      return sendError(reply, "not_found", { reason: "no such console file" });
+    return send(reply, chunk);
+  });
 }
