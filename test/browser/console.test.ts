@@ -20,8 +20,12 @@ if (!existsSync(CHROMIUM)) console.warn(`\n*** ${MISSING} ***\n`);
 
 /** Every wait for the page has this bound, so a broken page fails the test instead of hanging it. */
 const WAIT = { timeout: 30_000 };
-/** The README shows these: the test takes them as it passes each page. */
-const SCREENSHOTS = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "screenshots");
+/**
+ * The README shows these: the test takes them as it passes each page, into docs/screenshots with
+ * UPDATE_SCREENSHOTS=1 and otherwise into its temporary folder, so a plain test run leaves the
+ * working tree as it was (names, keys and dates differ on every run).
+ */
+const DOCS_SCREENSHOTS = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "screenshots");
 const DESKTOP = { width: 1100, height: 800 };
 const PHONE = { width: 390, height: 800 };
 
@@ -34,6 +38,7 @@ describe("the admin console in Chromium (README.md#admin-console)", {
   let org: TestOrg;
   let other: TestOrg;
   const dir = mkdtempSync(join(tmpdir(), "guardrails-browser-"));
+  const screenshots = process.env.UPDATE_SCREENSHOTS === "1" ? DOCS_SCREENSHOTS : join(dir, "screenshots");
 
   before(async () => {
     await buildConsole(join(dir, "console"));
@@ -59,7 +64,7 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     page.setDefaultTimeout(WAIT.timeout);
     // The console asks before deleting or revoking; the administrator says yes.
     page.on("dialog", (dialog) => void dialog.accept());
-    mkdirSync(SCREENSHOTS, { recursive: true });
+    mkdirSync(screenshots, { recursive: true });
   });
   after(async () => {
     await browser?.close();
@@ -91,7 +96,7 @@ describe("the admin console in Chromium (README.md#admin-console)", {
       WAIT,
       cells,
     );
-  const shoot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  const shoot = (name: string) => page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
 
   it("signs in, creates a guardrail with a redact filter, assigns it to a new key, sees the redaction in Try a request, sees a governed request's spend on the chart, revokes the key and signs out (README.md#admin-console)", async () => {
     const theirs = await call(bench.server, "POST", "/api/v1/guardrails", {
@@ -255,6 +260,29 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     const actions = await page.$$eval("tbody tr td:nth-child(2)", (tds) => tds.map((td) => td.textContent));
     assert.deepEqual(actions, ["key.create"]);
     await shoot("audit-log");
+
+    // A workspace's default guardrail does not exist until first saved; its form saves it by its id.
+    await visit("/workspaces", "Workspaces");
+    const edit = await xpath("//a[normalize-space(.)='Edit the default guardrail of Default']");
+    await edit?.click();
+    await xpath("//h1[.='Workspace default guardrail']");
+    await page.select("#builtin-phone", "block");
+    await clickButton("Save");
+    await xpath("//h1[.='Assignments']");
+    const spaces = await call(bench.server, "GET", "/api/v1/workspaces", { key: org.key });
+    const fallback = await call(
+      bench.server,
+      "GET",
+      `/api/v1/guardrails/${spaces.body.data[0].default_guardrail_id}`,
+      { key: org.key },
+    );
+    assert.deepEqual(
+      fallback.body.data.content_filter_builtins.map((f: { slug: string; action: string }) => [
+        f.slug,
+        f.action,
+      ]),
+      [["phone", "block"]],
+    );
 
     // At phone width the page does not scroll sideways: wide tables scroll in their own box.
     await page.setViewport(PHONE);
