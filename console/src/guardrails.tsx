@@ -181,6 +181,14 @@ function draftOf(g: Guardrail): Draft {
   };
 }
 
+/** The API property each part of the draft is sent as, where their names differ. */
+const API_FIELD: Partial<Record<keyof Draft, string>> = {
+  regions: "allowed_data_regions",
+  builtins: "content_filter_builtins",
+  injection_scope: "content_filter_builtins",
+  custom: "content_filters",
+};
+
 const listOrNull = <T,>(list: T[]) => (list.length > 0 ? list : null);
 
 /**
@@ -245,6 +253,7 @@ export function GuardrailForm({
   const [draft, setDraft] = useState<Draft | undefined>(id ? undefined : EMPTY);
   const [failure, setFailure] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  const [edited, setEdited] = useState<string[]>([]);
   const catalog = useCatalog();
   useEffect(() => {
     if (!id) return;
@@ -259,8 +268,13 @@ export function GuardrailForm({
     );
   }, [id]);
   if (!draft) return failure ? <ErrorText message={describe(failure)} /> : <p class="loading">Loading…</p>;
-  const { fields, other } = issuesByField(failure);
-  const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch });
+  const { fields: reported, other } = issuesByField(failure);
+  // An error stays beside its field until that field is changed, not until the next save.
+  const fields = Object.fromEntries(Object.entries(reported).filter(([name]) => !edited.includes(name)));
+  const set = (patch: Partial<Draft>) => {
+    setDraft({ ...draft, ...patch });
+    setEdited([...edited, ...Object.keys(patch).map((k) => API_FIELD[k as keyof Draft] ?? k)]);
+  };
   const modelOptions = catalog.map((m) => ({ value: m.canonical_slug, label: `${m.name} (${m.id})` }));
   const providers = [...new Set(catalog.flatMap((m) => m.endpoints.map((e) => e.provider)))].sort();
   const providerOptions = providers.map((p) => ({ value: p, label: p }));
@@ -269,6 +283,7 @@ export function GuardrailForm({
     event.preventDefault();
     setBusy(true);
     setFailure(undefined);
+    setEdited([]);
     try {
       if (id) await api("PATCH", `/guardrails/${id}`, bodyOf(draft, !isDefault));
       else
@@ -283,7 +298,7 @@ export function GuardrailForm({
       setBusy(false);
     }
   };
-  const summary = failure && Object.keys(fields).length === 0 ? describe(failure) : other.join("; ");
+  const summary = failure && Object.keys(reported).length === 0 ? describe(failure) : other.join("; ");
   const setCustom = (i: number, patch: Partial<CustomDraft>) =>
     set({ custom: draft.custom.map((c, j) => (j === i ? { ...c, ...patch } : c)) });
   return (
