@@ -1,9 +1,9 @@
 /**
- * Builds the browser console (console/) into dist/console: one minified script, one stylesheet and
- * the page, all served by the service itself (src/http/console.ts). `npm run build` runs it; tests
- * call buildConsole() into a temporary folder.
+ * Builds the browser console (console/) into dist/console: one minified script and the chunks it
+ * loads on demand, one stylesheet and the page, all served by the service itself
+ * (src/http/console.ts). `npm run build` runs it; tests call buildConsole() into a temporary folder.
  */
-import { copyFileSync, mkdirSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -18,9 +18,14 @@ export interface BuiltConsole {
 
 export async function buildConsole(outDir: string = join(ROOT, "dist", "console")): Promise<BuiltConsole> {
   mkdirSync(outDir, { recursive: true });
+  // Stale chunks of an earlier build would still be served: start from an empty folder of scripts.
+  for (const name of readdirSync(outDir)) if (name.endsWith(".js")) rmSync(join(outDir, name));
   await build({
-    entryPoints: [join(ROOT, "console", "src", "main.tsx")],
-    outfile: join(outDir, "console.js"),
+    entryPoints: { console: join(ROOT, "console", "src", "main.tsx") },
+    outdir: outDir,
+    // The chart library is loaded only by the page that draws charts (a chunk of its own).
+    splitting: true,
+    chunkNames: "chunk-[hash]",
     bundle: true,
     minify: true,
     format: "esm",
@@ -31,10 +36,12 @@ export async function buildConsole(outDir: string = join(ROOT, "dist", "console"
     logLevel: "warning",
   });
   copyFileSync(join(ROOT, "console", "index.html"), join(outDir, "index.html"));
-  copyFileSync(join(ROOT, "console", "console.css"), join(outDir, "console.css"));
+  // One stylesheet: the chart library's rules, then ours (which may override them).
+  const chartCss = readFileSync(join(ROOT, "node_modules", "uplot", "dist", "uPlot.min.css"), "utf8");
+  const ownCss = readFileSync(join(ROOT, "console", "console.css"), "utf8");
+  writeFileSync(join(outDir, "console.css"), `${chartCss}\n${ownCss}`);
   const sizes: Record<string, number> = {};
-  for (const name of ["index.html", "console.js", "console.css"])
-    sizes[name] = statSync(join(outDir, name)).size;
+  for (const name of readdirSync(outDir).sort()) sizes[name] = statSync(join(outDir, name)).size;
   return { dir: outDir, sizes };
 }
 

@@ -87,39 +87,107 @@ export interface Page<T> {
   total_count: number;
 }
 
+export type Action = "block" | "redact" | "flag";
+
 export interface BuiltinFilter {
   slug: string;
-  action: "block" | "redact" | "flag";
+  action: Action;
   label?: string;
+  scan_scope?: "user_only" | "all_messages";
 }
 
 export interface CustomFilter {
   pattern: string;
-  action: "block" | "redact" | "flag";
+  action: Action;
   label?: string | null;
 }
 
+export type Region = "global" | "europe" | "us";
+export const REGIONS: Region[] = ["global", "europe", "us"];
+
+/** A guardrail as the API sends it; `enforce_zdr_<family>` flags come in as extra properties. */
 export interface Guardrail {
   id: string;
   name: string;
   description: string | null;
   workspace_id: string;
+  allowed_data_regions: Region[] | null;
   allowed_models: string[] | null;
   allowed_providers: string[] | null;
+  ignored_models: string[] | null;
+  ignored_providers: string[] | null;
   content_filter_builtins: BuiltinFilter[] | null;
   content_filters: CustomFilter[] | null;
+  enable_free_model_publication: boolean;
+  enable_free_model_training: boolean;
+  enable_paid_model_training: boolean;
+  include_byok_in_budgets: boolean;
   limit_usd: number | null;
   reset_interval: "daily" | "weekly" | "monthly" | null;
+  alert_thresholds: number[] | null;
   created_at: string;
+  [zdr: `enforce_zdr_${string}`]: boolean | null;
 }
 
-export interface Key {
+/** One budget window with what is left of it (members' and keys' objects carry these). */
+export interface Budget {
+  guardrail_id: string;
+  workspace_id?: string;
+  scope: string;
+  reset_interval: string;
+  limit_usd: number;
+  spent_usd: number;
+  remaining_usd: number;
+  resets_at: string;
+}
+
+export interface Spend {
+  usage: number;
+  usage_daily: number;
+  usage_weekly: number;
+  usage_monthly: number;
+  budgets?: Budget[];
+}
+
+export interface Key extends Spend {
   hash: string;
   name: string;
   label: string;
   workspace_id: string;
+  member_user_id?: string | null;
   disabled: boolean;
   created_at: string;
+}
+
+export interface Member extends Spend {
+  user_id: string;
+  name: string | null;
+  email: string | null;
+  workspace_ids: string[];
+  created_at: string;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  is_default: boolean;
+  default_guardrail_id: string;
+  created_at: string;
+}
+
+export interface CatalogEndpoint {
+  provider: string;
+  region: Region;
+}
+
+export interface Model {
+  id: string;
+  canonical_slug: string;
+  name: string;
+  zdr_family: string;
+  endpoints: CatalogEndpoint[];
 }
 
 export interface Session {
@@ -127,4 +195,32 @@ export interface Session {
   key_name: string;
   key_label: string;
   expires_at: string | null;
+}
+
+/** Every page of a list, for the small lists a picker needs; `cap` pages at most, so it ends. */
+export async function listAll<T>(path: string, cap = 20): Promise<T[]> {
+  const items: T[] = [];
+  const joiner = path.includes("?") ? "&" : "?";
+  for (let i = 0; i < cap; i++) {
+    const page = await api<Page<T>>("GET", `${path}${joiner}offset=${items.length}&limit=100`);
+    items.push(...page.data);
+    if (page.data.length === 0 || items.length >= page.total_count) break;
+  }
+  return items;
+}
+
+let catalog: Promise<Model[]> | undefined;
+/** The model catalog changes only with the service's configuration: read once per page load. */
+export function models(): Promise<Model[]> {
+  catalog ??= api<{ data: Model[] }>("GET", "/models").then((r) => r.data);
+  return catalog;
+}
+
+export function usd(amount: number | null | undefined): string {
+  if (amount === null || amount === undefined) return "—";
+  return `$${amount.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`;
+}
+
+export function when(iso: string | null | undefined): string {
+  return iso ? new Date(iso).toLocaleString() : "—";
 }

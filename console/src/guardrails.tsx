@@ -1,8 +1,29 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, type BuiltinFilter, describe, type Guardrail, issuesByField, type Page } from "./api.js";
+import {
+  type Action,
+  ApiFailure,
+  api,
+  type BuiltinFilter,
+  describe,
+  type Guardrail,
+  issuesByField,
+  type Model,
+  models,
+  REGIONS,
+  usd,
+} from "./api.js";
 import { go } from "./route.js";
+import {
+  ChoiceList,
+  confirmed,
+  ErrorText,
+  FieldErrors,
+  invalidProps,
+  PagedTable,
+  usePaged,
+  WorkspacePicker,
+} from "./ui.js";
 
-const PAGE_SIZE = 25;
 const BUILTINS = [
   "email",
   "phone",
@@ -14,214 +35,283 @@ const BUILTINS = [
   "address",
   "regex-prompt-injection",
 ];
-const ACTIONS = ["block", "redact", "flag"] as const;
+const ACTIONS: Action[] = ["block", "redact", "flag"];
+const PERMISSIONS = [
+  ["enable_free_model_training", "Free models may train on prompts"],
+  ["enable_paid_model_training", "Paid models may train on prompts"],
+  ["enable_free_model_publication", "Free models may publish prompts"],
+  ["include_byok_in_budgets", "Bring-your-own-key requests count against the budget"],
+] as const;
+type Permission = (typeof PERMISSIONS)[number][0];
+
+export function filtersText(g: Guardrail): string {
+  return (
+    [
+      ...(g.content_filter_builtins ?? []).map((f) => `${f.slug} (${f.action})`),
+      ...(g.content_filters ?? []).map((f) => `/${f.pattern}/ (${f.action})`),
+    ].join(", ") || "none"
+  );
+}
 
 export function GuardrailList() {
-  const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState<Page<Guardrail> | undefined>();
-  const [error, setError] = useState("");
-  const load = () =>
-    api<Page<Guardrail>>("GET", `/guardrails?offset=${offset}&limit=${PAGE_SIZE}`).then(setPage, (e) =>
-      setError(describe(e)),
+  const [workspace, setWorkspace] = useState("");
+  const paged = usePaged<Guardrail>(workspace ? `/guardrails?workspace_id=${workspace}` : "/guardrails");
+  const remove = (g: Guardrail) =>
+    confirmed(
+      `Delete the guardrail “${g.name}”? Keys and members it governs lose its rules.`,
+      () => api("DELETE", `/guardrails/${g.id}`),
+      paged.setError,
+      paged.reload,
     );
-  useEffect(() => {
-    load();
-  }, [offset]);
-  const remove = async (g: Guardrail) => {
-    if (!confirm(`Delete the guardrail “${g.name}”? Keys it governs lose its rules.`)) return;
-    try {
-      await api("DELETE", `/guardrails/${g.id}`);
-      await load();
-    } catch (e) {
-      setError(describe(e));
-    }
-  };
   return (
     <section>
       <h1>Guardrails</h1>
+      <WorkspacePicker id="guardrail-workspace" value={workspace} onChange={setWorkspace} />
       <p>
-        <a class="button" href="#/guardrails/new">
+        <a class="button" href={`#/guardrails/new${workspace ? `?workspace=${workspace}` : ""}`}>
           New guardrail
         </a>
       </p>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
-      {!page && !error && <p class="loading">Loading…</p>}
-      {page && page.data.length === 0 && <p class="empty">No guardrails yet.</p>}
-      {page && page.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Filters</th>
-              <th scope="col">Budget</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.data.map((g) => (
-              <tr key={g.id}>
-                <td>
-                  <a href={`#/guardrails/${g.id}`}>{g.name}</a>
-                </td>
-                <td>
-                  {[
-                    ...(g.content_filter_builtins ?? []).map((f) => `${f.slug} (${f.action})`),
-                    ...(g.content_filters ?? []).map((f) => `/${f.pattern}/ (${f.action})`),
-                  ].join(", ") || "none"}
-                </td>
-                <td>{g.limit_usd === null ? "none" : `$${g.limit_usd} ${g.reset_interval}`}</td>
-                <td>
-                  <button type="button" class="danger" onClick={() => remove(g)}>
-                    Delete<span class="sr-only"> {g.name}</span>
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {page && <Pager offset={offset} total={page.total_count} onMove={setOffset} />}
+      <PagedTable
+        paged={paged}
+        empty="No guardrails in this workspace yet."
+        head={["Name", "Filters", "Budget", ""]}
+        row={(g) => (
+          <tr key={g.id}>
+            <td>
+              <a href={`#/guardrails/${g.id}`}>{g.name}</a>
+            </td>
+            <td>{filtersText(g)}</td>
+            <td>{g.limit_usd === null ? "none" : `${usd(g.limit_usd)} ${g.reset_interval}`}</td>
+            <td>
+              <button type="button" class="danger" onClick={() => remove(g)}>
+                Delete<span class="sr-only"> {g.name}</span>
+              </button>
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
 
-export function Pager(props: { offset: number; total: number; onMove: (offset: number) => void }) {
-  if (props.total <= PAGE_SIZE) return null;
-  const last = Math.min(props.offset + PAGE_SIZE, props.total);
-  return (
-    <nav class="pager" aria-label="Pages">
-      <button
-        type="button"
-        disabled={props.offset === 0}
-        onClick={() => props.onMove(Math.max(0, props.offset - PAGE_SIZE))}
-      >
-        Previous
-      </button>
-      <span>
-        {props.offset + 1}–{last} of {props.total}
-      </span>
-      <button
-        type="button"
-        disabled={last >= props.total}
-        onClick={() => props.onMove(props.offset + PAGE_SIZE)}
-      >
-        Next
-      </button>
-    </nav>
-  );
+interface CustomDraft {
+  pattern: string;
+  action: Action;
+  label: string;
 }
 
 interface Draft {
   name: string;
   description: string;
-  allowed_models: string;
+  regions: string[];
+  allowed_models: string[];
+  allowed_providers: string[];
+  ignored_models: string[];
+  ignored_providers: string[];
+  zdr: Record<string, boolean>;
+  permissions: Record<Permission, boolean>;
+  builtins: Record<string, Action | "">;
+  injection_scope: "user_only" | "all_messages";
+  custom: CustomDraft[];
   limit_usd: string;
   reset_interval: string;
-  builtins: Record<string, BuiltinFilter["action"] | "">;
-  pattern: string;
-  pattern_action: BuiltinFilter["action"];
+  alert_thresholds: string;
 }
 
 const EMPTY: Draft = {
   name: "",
   description: "",
-  allowed_models: "",
+  regions: [],
+  allowed_models: [],
+  allowed_providers: [],
+  ignored_models: [],
+  ignored_providers: [],
+  zdr: {},
+  // The API's defaults for a new guardrail.
+  permissions: {
+    enable_free_model_training: true,
+    enable_paid_model_training: true,
+    enable_free_model_publication: false,
+    include_byok_in_budgets: false,
+  },
+  builtins: {},
+  injection_scope: "all_messages",
+  custom: [],
   limit_usd: "",
   reset_interval: "",
-  builtins: {},
-  pattern: "",
-  pattern_action: "block",
+  alert_thresholds: "",
 };
 
 function draftOf(g: Guardrail): Draft {
   const builtins: Draft["builtins"] = {};
-  for (const f of g.content_filter_builtins ?? []) builtins[f.slug] = f.action;
-  const custom = g.content_filters?.[0];
+  let scope: Draft["injection_scope"] = "all_messages";
+  for (const f of g.content_filter_builtins ?? []) {
+    builtins[f.slug] = f.action;
+    if (f.scan_scope) scope = f.scan_scope;
+  }
+  const zdr: Record<string, boolean> = {};
+  for (const [k, v] of Object.entries(g))
+    if (k.startsWith("enforce_zdr_") && typeof v === "boolean") zdr[k.slice("enforce_zdr_".length)] = v;
   return {
     name: g.name,
     description: g.description ?? "",
-    allowed_models: (g.allowed_models ?? []).join(", "),
+    regions: g.allowed_data_regions ?? [],
+    allowed_models: g.allowed_models ?? [],
+    allowed_providers: g.allowed_providers ?? [],
+    ignored_models: g.ignored_models ?? [],
+    ignored_providers: g.ignored_providers ?? [],
+    zdr,
+    permissions: {
+      enable_free_model_training: g.enable_free_model_training,
+      enable_paid_model_training: g.enable_paid_model_training,
+      enable_free_model_publication: g.enable_free_model_publication,
+      include_byok_in_budgets: g.include_byok_in_budgets,
+    },
+    builtins,
+    injection_scope: scope,
+    custom: (g.content_filters ?? []).map((f) => ({
+      pattern: f.pattern,
+      action: f.action,
+      label: f.label ?? "",
+    })),
     limit_usd: g.limit_usd === null ? "" : String(g.limit_usd),
     reset_interval: g.reset_interval ?? "",
-    builtins,
-    pattern: custom?.pattern ?? "",
-    pattern_action: custom?.action ?? "block",
+    alert_thresholds: (g.alert_thresholds ?? []).join(", "),
   };
 }
 
-/** The body as the API takes it: empty fields are "none", numbers stay as typed so the API judges them. */
-function bodyOf(d: Draft): Record<string, unknown> {
-  const models = d.allowed_models
-    .split(",")
-    .map((m) => m.trim())
-    .filter(Boolean);
+/** The API property each part of the draft is sent as, where their names differ. */
+const API_FIELD: Partial<Record<keyof Draft, string>> = {
+  regions: "allowed_data_regions",
+  builtins: "content_filter_builtins",
+  injection_scope: "content_filter_builtins",
+  custom: "content_filters",
+};
+
+const listOrNull = <T,>(list: T[]) => (list.length > 0 ? list : null);
+
+/**
+ * The body as the API takes it: nothing picked is "no restriction" (null), and numbers are sent as
+ * typed so that the API, not the page, judges them and its errors show beside their fields.
+ */
+function bodyOf(d: Draft, withName: boolean): Record<string, unknown> {
   const builtins = Object.entries(d.builtins)
     .filter(([, action]) => action !== "")
-    .map(([slug, action]) => ({ slug, action }));
-  return {
-    name: d.name,
+    .map(([slug, action]) => {
+      const filter: BuiltinFilter = { slug, action: action as Action };
+      if (slug === "regex-prompt-injection") filter.scan_scope = d.injection_scope;
+      return filter;
+    });
+  const thresholds = d.alert_thresholds
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .map((t) => (Number.isFinite(Number(t)) ? Number(t) : t));
+  const body: Record<string, unknown> = {
     description: d.description || null,
-    allowed_models: models.length > 0 ? models : null,
+    allowed_data_regions: listOrNull(d.regions),
+    allowed_models: listOrNull(d.allowed_models),
+    allowed_providers: listOrNull(d.allowed_providers),
+    ignored_models: listOrNull(d.ignored_models),
+    ignored_providers: listOrNull(d.ignored_providers),
+    ...d.permissions,
+    content_filter_builtins: listOrNull(builtins),
+    content_filters: listOrNull(
+      d.custom.map((c) => ({ pattern: c.pattern, action: c.action, label: c.label.trim() || null })),
+    ),
     limit_usd: d.limit_usd.trim() === "" ? null : Number(d.limit_usd),
     reset_interval: d.reset_interval || null,
-    content_filter_builtins: builtins.length > 0 ? builtins : null,
-    content_filters: d.pattern ? [{ pattern: d.pattern, action: d.pattern_action }] : null,
+    alert_thresholds: listOrNull(thresholds),
   };
+  for (const [family, on] of Object.entries(d.zdr)) body[`enforce_zdr_${family}`] = on;
+  if (withName) body.name = d.name;
+  return body;
 }
 
-function FieldErrors({ id, messages }: { id: string; messages: string[] | undefined }) {
-  if (!messages?.length) return null;
-  return (
-    <p class="field-error" id={`${id}-error`}>
-      {messages.join("; ")}
-    </p>
-  );
+function useCatalog(): Model[] {
+  const [list, setList] = useState<Model[]>([]);
+  useEffect(() => {
+    models().then(setList, () => setList([]));
+  }, []);
+  return list;
 }
 
-export function GuardrailForm({ id }: { id?: string }) {
+/**
+ * Creates or edits a guardrail. A workspace's default guardrail (`isDefault`) exists only once
+ * first saved, and its name is the system's.
+ */
+export function GuardrailForm({
+  id,
+  workspace,
+  isDefault,
+}: {
+  id?: string;
+  workspace?: string;
+  isDefault?: boolean;
+}) {
   const [draft, setDraft] = useState<Draft | undefined>(id ? undefined : EMPTY);
   const [failure, setFailure] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  const [edited, setEdited] = useState<string[]>([]);
+  const catalog = useCatalog();
   useEffect(() => {
-    if (id)
-      api<{ data: Guardrail }>("GET", `/guardrails/${id}`).then((r) => setDraft(draftOf(r.data)), setFailure);
+    if (!id) return;
+    api<{ data: Guardrail }>("GET", `/guardrails/${id}`).then(
+      (r) => setDraft(draftOf(r.data)),
+      (e) => {
+        // A workspace default nobody has saved yet: start from the defaults.
+        if (isDefault && e instanceof ApiFailure && e.status === 404)
+          setDraft({ ...EMPTY, name: "Workspace default" });
+        else setFailure(e);
+      },
+    );
   }, [id]);
-  if (!draft) return failure ? <p class="error">{describe(failure)}</p> : <p class="loading">Loading…</p>;
-  const { fields, other } = issuesByField(failure);
-  const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch });
-  const invalid = (name: string) =>
-    fields[name] ? { "aria-invalid": true, "aria-describedby": `${name}-error` } : {};
+  if (!draft) return failure ? <ErrorText message={describe(failure)} /> : <p class="loading">Loading…</p>;
+  const { fields: reported, other } = issuesByField(failure);
+  // An error stays beside its field until that field is changed, not until the next save.
+  const fields = Object.fromEntries(Object.entries(reported).filter(([name]) => !edited.includes(name)));
+  const set = (patch: Partial<Draft>) => {
+    setDraft({ ...draft, ...patch });
+    setEdited([...edited, ...Object.keys(patch).map((k) => API_FIELD[k as keyof Draft] ?? k)]);
+  };
+  const modelOptions = catalog.map((m) => ({ value: m.canonical_slug, label: `${m.name} (${m.id})` }));
+  const providers = [...new Set(catalog.flatMap((m) => m.endpoints.map((e) => e.provider)))].sort();
+  const providerOptions = providers.map((p) => ({ value: p, label: p }));
+  const families = [...new Set([...catalog.map((m) => m.zdr_family), "other", ...Object.keys(draft.zdr)])];
   const save = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
     setFailure(undefined);
+    setEdited([]);
     try {
-      if (id) await api("PATCH", `/guardrails/${id}`, bodyOf(draft));
-      else await api("POST", "/guardrails", bodyOf(draft));
-      go("/guardrails");
+      if (id) await api("PATCH", `/guardrails/${id}`, bodyOf(draft, !isDefault));
+      else
+        await api("POST", "/guardrails", {
+          ...bodyOf(draft, true),
+          ...(workspace ? { workspace_id: workspace } : {}),
+        });
+      go(isDefault ? "/assignments" : "/guardrails");
     } catch (err) {
       setFailure(err);
     } finally {
       setBusy(false);
     }
   };
-  const summary = failure && Object.keys(fields).length === 0 ? describe(failure) : other.join("; ");
+  const summary = failure && Object.keys(reported).length === 0 ? describe(failure) : other.join("; ");
+  const setCustom = (i: number, patch: Partial<CustomDraft>) =>
+    set({ custom: draft.custom.map((c, j) => (j === i ? { ...c, ...patch } : c)) });
   return (
     <section>
-      <h1>{id ? "Edit guardrail" : "New guardrail"}</h1>
+      <h1>{isDefault ? "Workspace default guardrail" : id ? "Edit guardrail" : "New guardrail"}</h1>
       <form onSubmit={save} noValidate>
         <label for="name">Name</label>
         <input
           id="name"
           value={draft.name}
+          disabled={isDefault}
           onInput={(e) => set({ name: e.currentTarget.value })}
-          {...invalid("name")}
+          {...invalidProps("name", fields.name)}
         />
         <FieldErrors id="name" messages={fields.name} />
 
@@ -230,18 +320,99 @@ export function GuardrailForm({ id }: { id?: string }) {
           id="description"
           value={draft.description}
           onInput={(e) => set({ description: e.currentTarget.value })}
-          {...invalid("description")}
+          {...invalidProps("description", fields.description)}
         />
         <FieldErrors id="description" messages={fields.description} />
 
-        <label for="allowed_models">Allowed models (comma-separated; empty allows all)</label>
-        <input
-          id="allowed_models"
-          value={draft.allowed_models}
-          onInput={(e) => set({ allowed_models: e.currentTarget.value })}
-          {...invalid("allowed_models")}
+        <ChoiceList
+          id="allowed_data_regions"
+          legend="Region addresses requests may arrive through"
+          options={REGIONS.map((r) => ({ value: r, label: r }))}
+          selected={draft.regions}
+          onChange={(regions) => set({ regions })}
+          errors={fields.allowed_data_regions}
         />
-        <FieldErrors id="allowed_models" messages={fields.allowed_models} />
+        <details open={draft.allowed_models.length > 0 || !!fields.allowed_models}>
+          <summary>Allowed models</summary>
+          <ChoiceList
+            id="allowed_models"
+            legend="Allowed models"
+            options={modelOptions}
+            selected={draft.allowed_models}
+            onChange={(allowed_models) => set({ allowed_models })}
+            errors={fields.allowed_models}
+          />
+        </details>
+        <details open={draft.allowed_providers.length > 0 || !!fields.allowed_providers}>
+          <summary>Allowed providers</summary>
+          <ChoiceList
+            id="allowed_providers"
+            legend="Allowed providers"
+            options={providerOptions}
+            selected={draft.allowed_providers}
+            onChange={(allowed_providers) => set({ allowed_providers })}
+            errors={fields.allowed_providers}
+          />
+        </details>
+        <details open={draft.ignored_models.length > 0 || !!fields.ignored_models}>
+          <summary>Ignored models</summary>
+          <ChoiceList
+            id="ignored_models"
+            legend="Models never routed to"
+            hint="None picked: none ignored."
+            options={modelOptions}
+            selected={draft.ignored_models}
+            onChange={(ignored_models) => set({ ignored_models })}
+            errors={fields.ignored_models}
+          />
+        </details>
+        <details open={draft.ignored_providers.length > 0 || !!fields.ignored_providers}>
+          <summary>Ignored providers</summary>
+          <ChoiceList
+            id="ignored_providers"
+            legend="Providers never routed to"
+            hint="None picked: none ignored."
+            options={providerOptions}
+            selected={draft.ignored_providers}
+            onChange={(ignored_providers) => set({ ignored_providers })}
+            errors={fields.ignored_providers}
+          />
+        </details>
+
+        <fieldset>
+          <legend>Zero data retention, per vendor family</legend>
+          {families.map((f) => (
+            <label class="check" key={f}>
+              <input
+                type="checkbox"
+                id={`zdr-${f}`}
+                checked={draft.zdr[f] ?? false}
+                onChange={(e) => set({ zdr: { ...draft.zdr, [f]: e.currentTarget.checked } })}
+              />{" "}
+              Only endpoints that retain nothing for {f} models
+            </label>
+          ))}
+        </fieldset>
+
+        <fieldset>
+          <legend>Permissions</legend>
+          {PERMISSIONS.map(([name, text]) => (
+            <div key={name}>
+              <label class="check">
+                <input
+                  type="checkbox"
+                  id={name}
+                  checked={draft.permissions[name]}
+                  onChange={(e) =>
+                    set({ permissions: { ...draft.permissions, [name]: e.currentTarget.checked } })
+                  }
+                />{" "}
+                {text}
+              </label>
+              <FieldErrors id={name} messages={fields[name]} />
+            </div>
+          ))}
+        </fieldset>
 
         <fieldset>
           <legend>Budget</legend>
@@ -251,7 +422,7 @@ export function GuardrailForm({ id }: { id?: string }) {
             inputMode="decimal"
             value={draft.limit_usd}
             onInput={(e) => set({ limit_usd: e.currentTarget.value })}
-            {...invalid("limit_usd")}
+            {...invalidProps("limit_usd", fields.limit_usd)}
           />
           <FieldErrors id="limit_usd" messages={fields.limit_usd} />
           <label for="reset_interval">Resets</label>
@@ -259,7 +430,7 @@ export function GuardrailForm({ id }: { id?: string }) {
             id="reset_interval"
             value={draft.reset_interval}
             onChange={(e) => set({ reset_interval: e.currentTarget.value })}
-            {...invalid("reset_interval")}
+            {...invalidProps("reset_interval", fields.reset_interval)}
           >
             <option value="">never (no budget)</option>
             <option value="daily">daily</option>
@@ -267,6 +438,16 @@ export function GuardrailForm({ id }: { id?: string }) {
             <option value="monthly">monthly</option>
           </select>
           <FieldErrors id="reset_interval" messages={fields.reset_interval} />
+          <label for="alert_thresholds">Alert at these percents of the limit (comma-separated)</label>
+          <input
+            id="alert_thresholds"
+            inputMode="numeric"
+            placeholder="50, 80, 100"
+            value={draft.alert_thresholds}
+            onInput={(e) => set({ alert_thresholds: e.currentTarget.value })}
+            {...invalidProps("alert_thresholds", fields.alert_thresholds)}
+          />
+          <FieldErrors id="alert_thresholds" messages={fields.alert_thresholds} />
         </fieldset>
 
         <fieldset>
@@ -278,12 +459,7 @@ export function GuardrailForm({ id }: { id?: string }) {
                 id={`builtin-${slug}`}
                 value={draft.builtins[slug] ?? ""}
                 onChange={(e) =>
-                  set({
-                    builtins: {
-                      ...draft.builtins,
-                      [slug]: e.currentTarget.value as BuiltinFilter["action"] | "",
-                    },
-                  })
+                  set({ builtins: { ...draft.builtins, [slug]: e.currentTarget.value as Action | "" } })
                 }
               >
                 <option value="">off</option>
@@ -295,43 +471,76 @@ export function GuardrailForm({ id }: { id?: string }) {
               </select>
             </div>
           ))}
+          {draft.builtins["regex-prompt-injection"] && (
+            <div class="row">
+              <label for="injection-scope">Prompt injection: messages scanned</label>
+              <select
+                id="injection-scope"
+                value={draft.injection_scope}
+                onChange={(e) => set({ injection_scope: e.currentTarget.value as Draft["injection_scope"] })}
+              >
+                <option value="all_messages">all messages</option>
+                <option value="user_only">the user's only</option>
+              </select>
+            </div>
+          )}
           <FieldErrors id="content_filter_builtins" messages={fields.content_filter_builtins} />
         </fieldset>
 
-        <fieldset>
-          <legend>Custom pattern (RE2)</legend>
-          <label for="pattern">Pattern</label>
-          <input
-            id="pattern"
-            value={draft.pattern}
-            onInput={(e) => set({ pattern: e.currentTarget.value })}
-            {...invalid("content_filters")}
-          />
-          <label for="pattern_action">Action</label>
-          <select
-            id="pattern_action"
-            value={draft.pattern_action}
-            onChange={(e) => set({ pattern_action: e.currentTarget.value as BuiltinFilter["action"] })}
+        <fieldset id="content_filters" {...invalidProps("content_filters", fields.content_filters)}>
+          <legend>Custom patterns (RE2)</legend>
+          {draft.custom.length === 0 && <p class="hint">No custom patterns.</p>}
+          {draft.custom.map((c, i) => (
+            // Patterns have no id of their own; the inputs are controlled, so keys by place are safe.
+            <div class="custom" key={i}>
+              <label for={`pattern-${i}`}>Pattern {i + 1}</label>
+              <input
+                id={`pattern-${i}`}
+                value={c.pattern}
+                onInput={(e) => setCustom(i, { pattern: e.currentTarget.value })}
+              />
+              <label for={`pattern-action-${i}`}>Action</label>
+              <select
+                id={`pattern-action-${i}`}
+                value={c.action}
+                onChange={(e) => setCustom(i, { action: e.currentTarget.value as Action })}
+              >
+                {ACTIONS.map((a) => (
+                  <option value={a} key={a}>
+                    {a}
+                  </option>
+                ))}
+              </select>
+              <label for={`pattern-label-${i}`}>Replacement label (empty: [REDACTED])</label>
+              <input
+                id={`pattern-label-${i}`}
+                value={c.label}
+                onInput={(e) => setCustom(i, { label: e.currentTarget.value })}
+              />
+              <button
+                type="button"
+                class="danger"
+                onClick={() => set({ custom: draft.custom.filter((_, j) => j !== i) })}
+              >
+                Remove pattern {i + 1}
+              </button>
+            </div>
+          ))}
+          <button
+            type="button"
+            onClick={() => set({ custom: [...draft.custom, { pattern: "", action: "redact", label: "" }] })}
           >
-            {ACTIONS.map((a) => (
-              <option value={a} key={a}>
-                {a}
-              </option>
-            ))}
-          </select>
+            Add pattern
+          </button>
           <FieldErrors id="content_filters" messages={fields.content_filters} />
         </fieldset>
 
-        {summary && (
-          <p class="error" role="alert">
-            {summary}
-          </p>
-        )}
+        <ErrorText message={summary} />
         <div class="actions">
           <button type="submit" disabled={busy}>
             {busy ? "Saving…" : "Save"}
           </button>
-          <a href="#/guardrails">Cancel</a>
+          <a href={isDefault ? "#/assignments" : "#/guardrails"}>Cancel</a>
         </div>
       </form>
     </section>

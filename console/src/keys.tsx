@@ -1,119 +1,163 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, describe, issuesByField, type Key, type Page } from "./api.js";
-import { Pager } from "./guardrails.js";
+import { api, describe, type Guardrail, issuesByField, type Key, listAll, usd, when } from "./api.js";
+import {
+  confirmed,
+  ErrorText,
+  FieldErrors,
+  invalidProps,
+  PagedTable,
+  SecretOnce,
+  usePaged,
+  useWorkspaces,
+} from "./ui.js";
 
-const PAGE_SIZE = 25;
+interface KeyAssignment {
+  key_hash: string;
+  guardrail_id: string;
+}
+
+/** Which guardrail holds each key, with its name: one read of every assignment and guardrail. */
+export function useKeyGuardrails(version: unknown): Map<string, { id: string; name: string }> | undefined {
+  const [byKey, setByKey] = useState<Map<string, { id: string; name: string }> | undefined>();
+  const spaces = useWorkspaces();
+  useEffect(() => {
+    if (!spaces) return;
+    Promise.all([
+      listAll<KeyAssignment>("/guardrails/assignments/keys"),
+      ...spaces.map((w) => listAll<Guardrail>(`/guardrails?workspace_id=${w.id}`)),
+    ]).then(
+      ([assignments, ...lists]) => {
+        const names = new Map((lists as Guardrail[][]).flat().map((g) => [g.id, g.name]));
+        setByKey(
+          new Map(
+            (assignments as KeyAssignment[]).map((a) => [
+              a.key_hash,
+              { id: a.guardrail_id, name: names.get(a.guardrail_id) ?? a.guardrail_id },
+            ]),
+          ),
+        );
+      },
+      () => setByKey(new Map()),
+    );
+  }, [spaces, version]);
+  return byKey;
+}
 
 export function KeyList() {
-  const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState<Page<Key> | undefined>();
-  const [error, setError] = useState("");
+  const paged = usePaged<Key>("/keys");
+  const spaces = useWorkspaces();
+  const guardrails = useKeyGuardrails(paged.page);
   const [name, setName] = useState("");
-  const [nameError, setNameError] = useState<string[] | undefined>();
+  const [workspace, setWorkspace] = useState("");
+  const [member, setMember] = useState("");
+  const [failure, setFailure] = useState<unknown>();
   // The new key's secret lives only in this component's state: shown once, gone on leaving.
   const [secret, setSecret] = useState<{ name: string; key: string } | undefined>();
-  const load = () =>
-    api<Page<Key>>("GET", `/keys?offset=${offset}&limit=${PAGE_SIZE}`).then(setPage, (e) =>
-      setError(describe(e)),
-    );
-  useEffect(() => {
-    load();
-  }, [offset]);
   const create = async (event: Event) => {
     event.preventDefault();
-    setNameError(undefined);
-    setError("");
+    setFailure(undefined);
     try {
-      const made = await api<{ data: Key; key: string }>("POST", "/keys", { name });
+      const made = await api<{ data: Key; key: string }>("POST", "/keys", {
+        name,
+        ...(workspace ? { workspace_id: workspace } : {}),
+        ...(member.trim() ? { member_user_id: member.trim() } : {}),
+      });
       setSecret({ name: made.data.name, key: made.key });
       setName("");
-      await load();
+      setMember("");
+      await paged.reload();
     } catch (e) {
-      const { fields } = issuesByField(e);
-      if (fields.name) setNameError(fields.name);
-      else setError(describe(e));
+      setFailure(e);
     }
   };
-  const revoke = async (k: Key) => {
-    if (!confirm(`Revoke the key “${k.name}”? Requests with it stop at once.`)) return;
-    try {
-      await api("DELETE", `/keys/${k.hash}`);
-      await load();
-    } catch (e) {
-      setError(describe(e));
-    }
-  };
+  const revoke = (k: Key) =>
+    confirmed(
+      `Revoke the key “${k.name}”? Requests with it stop at once.`,
+      () => api("DELETE", `/keys/${k.hash}`),
+      paged.setError,
+      paged.reload,
+    );
+  const { fields } = issuesByField(failure);
+  const unplaced = failure && Object.keys(fields).length === 0 ? describe(failure) : "";
+  const spaceName = (id: string) => spaces?.find((w) => w.id === id)?.name ?? id;
   return (
     <section>
       <h1>Inference keys</h1>
       <form class="inline" onSubmit={create}>
-        <label for="key-name">New key's name</label>
-        <input
-          id="key-name"
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-          aria-invalid={nameError ? true : undefined}
-          aria-describedby={nameError ? "key-name-error" : undefined}
-        />
-        <button type="submit">Create key</button>
-        {nameError && (
-          <p class="field-error" id="key-name-error">
-            {nameError.join("; ")}
-          </p>
-        )}
-      </form>
-      {secret && (
-        <div class="secret" role="status">
-          <p>
-            The secret of <strong>{secret.name}</strong>. Copy it now: it is not shown again.
-          </p>
-          <output id="new-secret">{secret.key}</output>{" "}
-          <button type="button" onClick={() => navigator.clipboard?.writeText(secret.key)}>
-            Copy
-          </button>{" "}
-          <button type="button" onClick={() => setSecret(undefined)}>
-            Done
-          </button>
+        <div>
+          <label for="key-name">New key's name</label>
+          <input
+            id="key-name"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            {...invalidProps("key-name", fields.name)}
+          />
+          <FieldErrors id="key-name" messages={fields.name} />
         </div>
-      )}
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
-      {!page && !error && <p class="loading">Loading…</p>}
-      {page && page.data.length === 0 && <p class="empty">No inference keys yet.</p>}
-      {page && page.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+        {spaces && spaces.length > 1 && (
+          <div>
+            <label for="key-workspace">Workspace</label>
+            <select
+              id="key-workspace"
+              value={workspace}
+              onChange={(e) => setWorkspace(e.currentTarget.value)}
+            >
+              <option value="">default</option>
+              {spaces.map((w) => (
+                <option value={w.id} key={w.id}>
+                  {w.name}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+        <div>
+          <label for="key-member">Owning member's user id (optional)</label>
+          <input
+            id="key-member"
+            value={member}
+            onInput={(e) => setMember(e.currentTarget.value)}
+            {...invalidProps("key-member", fields.member_user_id)}
+          />
+          <FieldErrors id="key-member" messages={fields.member_user_id} />
+        </div>
+        <button type="submit">Create key</button>
+      </form>
+      <ErrorText message={unplaced} />
+      {secret && <SecretOnce name={secret.name} secret={secret.key} onDone={() => setSecret(undefined)} />}
+      <PagedTable
+        paged={paged}
+        empty="No inference keys yet."
+        caption="Inference keys with their guardrail and spend"
+        head={["Name", "Key", "Workspace", "Guardrail", "Spend today", "This month", "Created", ""]}
+        row={(k) => {
+          const g = guardrails?.get(k.hash);
+          return (
+            <tr key={k.hash}>
+              <td>{k.name}</td>
+              <td>
+                <code>{k.label}</code>
+              </td>
+              <td>{spaceName(k.workspace_id)}</td>
+              <td>
+                {g ? (
+                  <a href={`#/guardrails/${g.id}`}>{g.name}</a>
+                ) : (
+                  <span class="hint">{guardrails ? "workspace default only" : "…"}</span>
+                )}
+              </td>
+              <td>{usd(k.usage_daily)}</td>
+              <td>{usd(k.usage_monthly)}</td>
+              <td>{when(k.created_at)}</td>
+              <td>
+                <button type="button" class="danger" onClick={() => revoke(k)}>
+                  Revoke<span class="sr-only"> {k.name}</span>
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {page.data.map((k) => (
-              <tr key={k.hash}>
-                <td>{k.name}</td>
-                <td>
-                  <code>{k.label}</code>
-                </td>
-                <td>{new Date(k.created_at).toLocaleString()}</td>
-                <td>
-                  <button type="button" class="danger" onClick={() => revoke(k)}>
-                    Revoke<span class="sr-only"> {k.name}</span>
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {page && <Pager offset={offset} total={page.total_count} onMove={setOffset} />}
+          );
+        }}
+      />
     </section>
   );
 }

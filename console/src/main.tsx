@@ -1,9 +1,62 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, describe, type Session, whenSignedOut } from "./api.js";
+import { Assignments } from "./assignments.js";
+import { AuditLog } from "./audit.js";
 import { GuardrailForm, GuardrailList } from "./guardrails.js";
 import { KeyList } from "./keys.js";
+import { MemberList, WorkspaceList } from "./people.js";
 import { go } from "./route.js";
+import { SpendPage } from "./spend.js";
+import { TryRequest } from "./try.js";
+import { ErrorText, useWorkspaces } from "./ui.js";
+
+const PAGES: [route: string, title: string][] = [
+  ["/guardrails", "Guardrails"],
+  ["/assignments", "Assignments"],
+  ["/keys", "Keys"],
+  ["/members", "Members"],
+  ["/workspaces", "Workspaces"],
+  ["/try", "Try a request"],
+  ["/spend", "Spend"],
+  ["/audit", "Audit log"],
+];
+
+/** A workspace's default guardrail is edited by its well-known id, found on the workspace. */
+function WorkspaceDefault({ workspaceId }: { workspaceId: string }) {
+  const spaces = useWorkspaces();
+  if (!spaces) return <p class="loading">Loading…</p>;
+  const w = spaces.find((s) => s.id === workspaceId);
+  if (!w) return <ErrorText message="This workspace does not exist (any more)." />;
+  return <GuardrailForm id={w.default_guardrail_id} isDefault />;
+}
+
+function pageFor(route: string) {
+  const [path = "", search = ""] = route.split("?");
+  const params = new URLSearchParams(search);
+  if (path === "/guardrails/new") return <GuardrailForm workspace={params.get("workspace") ?? undefined} />;
+  if (path.startsWith("/guardrails/")) return <GuardrailForm id={path.slice("/guardrails/".length)} />;
+  if (path.startsWith("/workspace-default/"))
+    return <WorkspaceDefault workspaceId={path.slice("/workspace-default/".length)} />;
+  switch (path) {
+    case "/assignments":
+      return <Assignments />;
+    case "/keys":
+      return <KeyList />;
+    case "/members":
+      return <MemberList />;
+    case "/workspaces":
+      return <WorkspaceList />;
+    case "/try":
+      return <TryRequest />;
+    case "/spend":
+      return <SpendPage />;
+    case "/audit":
+      return <AuditLog />;
+    default:
+      return <GuardrailList />;
+  }
+}
 
 /** Pages are addressed by the URL's fragment, so the service serves one document at `/`. */
 function useRoute(): string {
@@ -62,6 +115,11 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   );
 }
 
+/** The fragment holds the page, so skipping moves focus instead of navigating. */
+function skipToContent() {
+  document.getElementById("content")?.focus();
+}
+
 function App() {
   const route = useRoute();
   // undefined: not known yet; null: signed out.
@@ -73,6 +131,10 @@ function App() {
       () => setSession(null),
     );
   }, []);
+  // Keyboard and screen reader users land on the new page's content, not on the link they left.
+  useEffect(() => {
+    if (session) document.getElementById("content")?.focus();
+  }, [route]);
   if (session === undefined) return <p class="loading">Loading…</p>;
   if (session === null) return <SignIn onSignedIn={setSession} />;
   const signOut = async () => {
@@ -83,20 +145,19 @@ function App() {
       go("/guardrails");
     }
   };
-  let page = <GuardrailList />;
-  if (route === "/keys") page = <KeyList />;
-  else if (route === "/guardrails/new") page = <GuardrailForm />;
-  else if (route.startsWith("/guardrails/")) page = <GuardrailForm id={route.slice("/guardrails/".length)} />;
+  const current = PAGES.find(([r]) => route === r || route.startsWith(`${r}/`) || route.startsWith(`${r}?`));
   return (
     <>
+      <button type="button" class="skip" onClick={skipToContent}>
+        Skip to content
+      </button>
       <header>
         <nav aria-label="Console">
-          <a href="#/guardrails" aria-current={route.startsWith("/guardrails") ? "page" : undefined}>
-            Guardrails
-          </a>
-          <a href="#/keys" aria-current={route === "/keys" ? "page" : undefined}>
-            Keys
-          </a>
+          {PAGES.map(([r, title]) => (
+            <a href={`#${r}`} key={r} aria-current={current?.[0] === r ? "page" : undefined}>
+              {title}
+            </a>
+          ))}
         </nav>
         <span class="who">
           {session.key_name} <code>{session.key_label}</code>
@@ -105,7 +166,10 @@ function App() {
           Sign out
         </button>
       </header>
-      <main>{page}</main>
+      {/* Keyed by route: every page starts fresh, as if loaded on its own. */}
+      <main id="content" tabIndex={-1} key={route}>
+        {pageFor(route)}
+      </main>
     </>
   );
 }

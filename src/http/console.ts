@@ -35,13 +35,19 @@ const FILES: Record<string, string> = {
  */
 export function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_CONSOLE_DIR): void {
   const cache = new Map<string, Buffer>();
-  const send = async (reply: FastifyReply, name: string) => {
+  const notBuilt = { reason: "the console is not built: run npm run build" };
+  /** `missing`: what a 404 says when the file is absent (a chunk's absence says nothing more). */
+  const send = async (
+    reply: FastifyReply,
+    name: string,
+    missing: Record<string, unknown> | null = notBuilt,
+  ) => {
     let body = cache.get(name);
     if (!body) {
       try {
         body = await readFile(join(dir, name));
       } catch {
-        return sendError(reply, "not_found", { reason: "the console is not built: run npm run build" });
+        return sendError(reply, "not_found", missing ?? undefined);
       }
       cache.set(name, body);
     }
@@ -51,7 +57,9 @@ export function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_CONSOL
       .header("x-frame-options", "DENY")
       .header("referrer-policy", "no-referrer")
       .header("cache-control", "no-cache")
-      .type(FILES[name] ?? "application/octet-stream")
+      .type(
+        FILES[name] ?? (name.endsWith(".js") ? "text/javascript; charset=utf-8" : "application/octet-stream"),
+      )
       .send(body);
   };
   app.get("/", { schema: { hide: true } }, (_request, reply) => send(reply, "index.html"));
@@ -59,4 +67,11 @@ export function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_CONSOL
   app.get("/console/console.css", { schema: { hide: true } }, (_request, reply) =>
     send(reply, "console.css"),
   );
+  // Chunks the script loads on demand, named by esbuild from their content. Nothing else is read,
+  // and any other name is as unknown as an unknown route; only files that exist are cached.
+  app.get("/console/:chunk", { schema: { hide: true } }, (request, reply) => {
+    const { chunk } = request.params as { chunk: string };
+    if (!/^chunk-[A-Z0-9]{8,}\.js$/.test(chunk)) return sendError(reply, "not_found");
+    return send(reply, chunk, null);
+  });
 }

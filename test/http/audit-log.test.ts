@@ -265,3 +265,54 @@ describe("the audit log: authentication (docs/behaviour.md#authentication)", () 
     standardAuthCases(() => server, route);
   });
 });
+
+describe("the audit log's filters by actor, resource type and time (docs/api.md#audit-log-get-apiv1audit-log)", () => {
+  let server: TestServer;
+  let clock = new Date("2026-03-01T10:00:00.000Z");
+  before(async () => {
+    server = await startTestServer({ now: () => clock });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it("since is included and until excluded, on the UTC instant whatever the offset written; resource_type and actor_key_hash narrow the same list (docs/api.md#audit-log-get-apiv1audit-log)", async () => {
+    const org = await server.newOrg();
+    const steps = orgSteps(server, org);
+    const get = async (query: string) => {
+      const res = await steps.api.get(`/api/v1/audit-log${query}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body as { data: Entry[]; total_count: number };
+    };
+    clock = new Date("2026-03-01T10:00:00.000Z");
+    await steps.guardrail({ name: "at ten" });
+    clock = new Date("2026-03-01T11:00:00.000Z");
+    await steps.key();
+    clock = new Date("2026-03-01T12:00:00.000Z");
+    await steps.guardrail({ name: "at noon" });
+
+    const window = await get(
+      `?since=${encodeURIComponent("2026-03-01T11:00:00Z")}&until=2026-03-01T12:00:00Z`,
+    );
+    assert.deepEqual(
+      window.data.map((e) => e.resource_type),
+      ["key"],
+    );
+    // 13:00 at +02:00 is 11:00 UTC: the same instant as above, written another way.
+    const offset = await get(`?since=${encodeURIComponent("2026-03-01T13:00:00+02:00")}`);
+    assert.deepEqual(
+      offset.data.map((e) => e.created_at),
+      ["2026-03-01T12:00:00.000Z", "2026-03-01T11:00:00.000Z"],
+    );
+    const guardrails = await get("?resource_type=guardrail");
+    assert.equal(guardrails.total_count, 2);
+    assert.deepEqual(
+      guardrails.data.map((e) => e.after?.name),
+      ["at noon", "at ten"],
+    );
+    assert.equal((await get(`?actor_key_hash=${sha256(org.key)}`)).total_count, 3);
+    assert.deepEqual(await get("?actor_key_hash=cli"), { data: [], total_count: 0 });
+    assertInvalid(await steps.api.get("/api/v1/audit-log?since=yesterday"), "/since");
+    assertInvalid(await steps.api.get("/api/v1/audit-log?until=2026-13-01T00:00:00Z"), "/until");
+  });
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -52,6 +52,30 @@ describe("the console's pages (README.md#admin-console)", () => {
     const css = await call(server, "GET", "/console/console.css");
     assert.equal(css.status, 200);
     assert.match(css.headers.get("content-type") ?? "", /^text\/css/);
+  });
+
+  it("the chart library is a chunk of its own, loaded on demand from this origin under the same CSP; no other file name is read (README.md#admin-console)", async () => {
+    const chunks = readdirSync(join(dir, "built")).filter((name) => name.startsWith("chunk-"));
+    assert.ok(chunks.length > 0, "the build splits off at least one chunk");
+    const main = String((await call(server, "GET", "/console/console.js")).body);
+    for (const chunk of chunks) {
+      const res = await call(server, "GET", `/console/${chunk}`);
+      assert.equal(res.status, 200, chunk);
+      assert.match(res.headers.get("content-type") ?? "", /^text\/javascript/);
+      assert.equal(res.headers.get("content-security-policy"), CONSOLE_CSP);
+    }
+    // uPlot's own class name: in a chunk, not in the script every page loads.
+    assert.doesNotMatch(main, /uplot/);
+    for (const name of [
+      "chunk-X.js",
+      "index.html.js",
+      "chunk-..%2Fconsole.js",
+      "chunk-AAAAAAAA.css",
+      "chunk-AAAAAAAA.js",
+    ]) {
+      const res = await call(server, "GET", `/console/${name}`);
+      assert.deepEqual(res.body, { error: { code: 404, message: "Resource not found" } }, name);
+    }
   });
 
   it("the API stays JSON under /api/v1 and does not carry the console's CSP (README.md#admin-console)", async () => {

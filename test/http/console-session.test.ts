@@ -134,6 +134,72 @@ describe(`console sessions on ${TEST_DATABASE_KIND} (docs/api.md#console-session
     assert.equal(typeof who.body.data.expires_at, "string");
   });
 
+  it("no list a console page reads shows another organization's objects, and the dry run treats their key as unknown (docs/api.md#console-sessions)", async () => {
+    const mine = await server.newOrg();
+    const theirs = await server.newOrg();
+    const as = (key: string) => ({ key });
+    const space = await call(server, "POST", "/api/v1/workspaces", {
+      ...as(theirs.key),
+      body: { name: "theirs" },
+    });
+    const member = await call(server, "POST", "/api/v1/members", {
+      ...as(theirs.key),
+      body: { user_id: "their-ada" },
+    });
+    const key = await call(server, "POST", "/api/v1/keys", {
+      ...as(theirs.key),
+      body: { name: "their key", member_user_id: "their-ada" },
+    });
+    const guardrail = await call(server, "POST", "/api/v1/guardrails", {
+      ...as(theirs.key),
+      body: { name: "theirs" },
+    });
+    for (const res of [space, member, key, guardrail])
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+    const hash: string = key.body.data.hash;
+    const assigned = await call(
+      server,
+      "POST",
+      `/api/v1/guardrails/${guardrail.body.data.id}/assignments/keys`,
+      {
+        ...as(theirs.key),
+        body: { key_hashes: [hash] },
+      },
+    );
+    assert.equal(assigned.body.assigned_count, 1);
+    const traces = [space.body.data.id, "their-ada", hash, guardrail.body.data.id, sha256(theirs.key)];
+
+    const { cookie } = await signIn(server, mine.key);
+    for (const path of [
+      "/api/v1/keys?include_disabled=true",
+      "/api/v1/members",
+      "/api/v1/workspaces",
+      "/api/v1/guardrails",
+      "/api/v1/guardrails/assignments/keys",
+      "/api/v1/guardrails/assignments/members",
+      "/api/v1/audit-log",
+      `/api/v1/audit-log?actor_key_hash=${sha256(theirs.key)}`,
+      `/api/v1/audit-log?resource_id=${hash}`,
+    ]) {
+      const res = await call(server, "GET", path, { headers: { cookie } });
+      assert.equal(res.status, 200, `${path}: ${JSON.stringify(res.body)}`);
+      const text = JSON.stringify(res.body);
+      for (const trace of traces) assert.equal(text.includes(trace), false, `${path} shows ${trace}`);
+    }
+    const dryRun = await call(server, "POST", "/api/v1/guardrails/evaluate", {
+      headers: { cookie, origin: server.origin },
+      body: {
+        key_hash: hash,
+        model: "anthropic/claude-sonnet-4.5",
+        messages: [{ role: "user", content: "hi" }],
+      },
+    });
+    assert.equal(dryRun.status, 404, JSON.stringify(dryRun.body));
+    // Their own view is intact: the lists above were filtered, not empty for everyone.
+    const theirKeys = await call(server, "GET", "/api/v1/keys", as(theirs.key));
+    assert.equal(theirKeys.body.data[0].hash, hash);
+  });
+
   it("an unknown key is 401, an inference key 403 with its reason, a malformed body 400, and none of them stores a session (docs/api.md#console-sessions)", async () => {
     const org = await server.newOrg();
     const inference = await call(server, "POST", "/api/v1/keys", { key: org.key, body: { name: "app" } });
