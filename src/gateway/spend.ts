@@ -2,7 +2,7 @@ import type { Admission } from "../domain/budget-admission.js";
 import { budgetWindow } from "../domain/budget-window.js";
 import type { BudgetCheck } from "../domain/decision.js";
 import { newId } from "../domain/ids.js";
-import type { BudgetLayer, EffectivePolicy } from "../domain/policy.js";
+import { type BudgetLayer, counterIdOf, counterSubject, type EffectivePolicy } from "../domain/policy.js";
 import type { ServiceDeps } from "../services/context.js";
 import type { KeyRecord } from "../storage/key-repo.js";
 import { type CounterKey, findExpiredReservations, readCounters } from "../storage/spend-repo.js";
@@ -15,12 +15,15 @@ import type { AdmissionAsk } from "../storage/spend-store.js";
  * Spend can therefore pass a limit by at most the one request admitted while something remained.
  */
 
-function counterOf(key: KeyRecord, layer: BudgetLayer, now: Date): CounterKey {
+/**
+ * The counter a layer charges in the window that contains `now` (keyed by counterIdOf). A member budget counts all the member's keys in the workspace, a workspace
+ * budget all the workspace's keys.
+ */
+export function counterOf(key: KeyRecord, layer: BudgetLayer, now: Date): CounterKey {
   return {
-    guardrail_id: layer.guardrail_id,
+    guardrail_id: counterIdOf(layer),
     scope: layer.scope,
-    // A member budget counts all the member's keys in the workspace (decisions §9).
-    subject: layer.scope === "key" ? key.hash : `${key.workspace_id}:${key.member_user_id}`,
+    subject: counterSubject(key, layer.scope),
     reset_interval: layer.reset_interval,
     window_start: budgetWindow(layer.reset_interval, now).start.toISOString(),
   };

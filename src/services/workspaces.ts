@@ -5,6 +5,7 @@ import { deleteWorkspaceGuardrails } from "../storage/guardrail-repo.js";
 import { deleteWorkspaceKeys } from "../storage/key-repo.js";
 import { removeWorkspaceFromMembers } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
+import { deleteWorkspaceBudgets } from "../storage/workspace-budget-repo.js";
 import {
   deleteWorkspace,
   findDefaultWorkspace,
@@ -131,6 +132,7 @@ export async function removeWorkspace(deps: ServiceDeps, principal: Principal, i
       await removeWorkspaceFromMembers(tx, org, id);
       await deleteWorkspaceGuardrails(tx, org, id);
       await deleteWorkspaceKeys(tx, org, id);
+      await deleteWorkspaceBudgets(tx, org, id);
       await deleteWorkspace(tx, org, id);
       const organization = await findOrganization(tx, org);
       if (organization?.default_workspace_id === id) await setDefaultWorkspace(tx, org, null);

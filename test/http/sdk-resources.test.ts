@@ -104,29 +104,51 @@ describe(`the reference SDK @openrouter/sdk on every resource served, on ${TEST_
     assert.ok(gone instanceof NotFoundResponseError, String(gone));
   });
 
-  it("a key limit asked for on create or update is a 400 saying key limits are not supported yet, and nothing is stored (docs/api.md#keys)", async () => {
+  it("apiKeys: a key's own limit set on create and update, with limit_remaining, limit_reset and include_byok_in_limit, and its budget layers on getCurrentKeyMetadata's key (docs/api.md#keys)", async () => {
     const org = await bench.server.newOrg();
     const admin = sdk(org.key);
-    const err = await rejection(
-      admin.apiKeys.create({ requestBody: { name: "capped", limit: 10, limitReset: "daily" } }),
+    const created = await admin.apiKeys.create({
+      requestBody: { name: "capped", limit: 10, limitReset: "daily", includeByokInLimit: true },
+    });
+    const k = created.data;
+    assert.equal(k.limit, 10);
+    assert.equal(k.limitRemaining, 10);
+    assert.equal(k.limitReset, "daily");
+    assert.equal(k.includeByokInLimit, true);
+
+    await sdk(created.key).chat.send({
+      chatRequest: { model: LLAMA, messages: [{ role: "user", content: "hello there" }] },
+    });
+    const got = (await admin.apiKeys.get({ hash: k.hash })).data;
+    assert.ok(got.usageDaily > 0);
+    assert.equal(got.limitRemaining, Math.round((10 - got.usageDaily) * 1e6) / 1e6);
+    const current = (await sdk(created.key).apiKeys.getCurrentKeyMetadata()).data;
+    assert.equal(current.limit, 10);
+    assert.equal(current.limitRemaining, got.limitRemaining);
+    assert.equal(current.limitReset, "daily");
+
+    const updated = (
+      await admin.apiKeys.update({
+        hash: k.hash,
+        requestBody: { limit: 2.5, limitReset: null, includeByokInLimit: false },
+      })
+    ).data;
+    assert.equal(updated.limit, 2.5);
+    assert.equal(updated.limitReset, null, "null: the key's lifetime");
+    assert.equal(updated.includeByokInLimit, false);
+    const listed = (await admin.apiKeys.list()).data;
+    assert.deepEqual(
+      listed.map((x) => [x.hash, x.limit]),
+      [[k.hash, 2.5]],
     );
+    const removed = (await admin.apiKeys.update({ hash: k.hash, requestBody: { limit: null } })).data;
+    assert.equal(removed.limit, null);
+    assert.equal(removed.limitRemaining, null);
+
+    const err = await rejection(admin.apiKeys.create({ requestBody: { name: "bad", limit: -1 } }));
     assert.ok(err instanceof BadRequestResponseError, String(err));
     assert.equal(err.error.message, "Invalid request parameters");
-    const metadata = err.error.metadata as { reason: string; issues: { path: string; message: string }[] };
-    assert.equal(metadata.reason, "key_limits_not_supported");
-    assert.deepEqual(
-      metadata.issues.map((i) => i.path),
-      ["/limit", "/limit_reset"],
-    );
-    assert.match(metadata.issues[0]?.message ?? "", /not supported yet/);
-    assert.equal((await admin.apiKeys.list({ includeDisabled: true })).data.length, 0);
-
-    const k = (await admin.apiKeys.create({ requestBody: { name: "plain", limit: null } })).data;
-    const upd = await rejection(
-      admin.apiKeys.update({ hash: k.hash, requestBody: { name: "changed", includeByokInLimit: true } }),
-    );
-    assert.ok(upd instanceof BadRequestResponseError, String(upd));
-    assert.equal((await admin.apiKeys.get({ hash: k.hash })).data.name, "plain");
+    assert.equal((await admin.apiKeys.list({ includeDisabled: true })).data.length, 1, "nothing stored");
   });
 
   it("workspaces: create with a slug, get by id and by slug, list, members listed, added and removed, delete (docs/api.md#workspace-members)", async () => {

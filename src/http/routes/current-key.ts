@@ -3,12 +3,14 @@ import { REGIONS } from "../../domain/catalog.js";
 import { builtinLabel } from "../../domain/content-filters.js";
 import { AppError } from "../../domain/errors.js";
 import { presentGuardrail } from "../../domain/guardrail.js";
+import { presentKeyLimit } from "../../domain/key-limit.js";
 import { microsToUsd } from "../../domain/money.js";
 import type { EffectivePolicy } from "../../domain/policy.js";
 import { readUsage } from "../../gateway/spend.js";
 import type { ServiceDeps } from "../../services/context.js";
-import { budgetStatuses, resolveKeyPolicy } from "../../services/effective-policy.js";
+import { type BudgetStatus, budgetStatuses, resolveKeyPolicy } from "../../services/effective-policy.js";
 import { NO_USAGE, readKeyUsage } from "../../services/key-usage.js";
+import { keyLimitOf } from "../../services/keys.js";
 import { principalOf } from "../auth.js";
 import { errorResponses } from "../schemas/common.js";
 import { asSent, CurrentKeyResponse } from "../schemas/responses.js";
@@ -28,6 +30,11 @@ function presentPolicy(p: EffectivePolicy, familyIds: string[]): Record<string, 
   };
   for (const family of familyIds) out[`enforce_zdr_${family}`] = p.enforce_zdr[family] ?? false;
   return out;
+}
+
+/** Settled spend on the key's own limit in its current window (0 without one). */
+function keyLimitSpent(statuses: readonly BudgetStatus[]): number {
+  return statuses.find((b) => b.layer === "key_limit")?.spent_micros ?? 0;
 }
 
 /** GET /api/v1/key: the calling inference key, the guardrails that govern it and its effective policy. */
@@ -53,6 +60,7 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
       const { key, applied, policy } = resolved;
       const now = deps.now();
       const usage = await readUsage(deps, key, policy, now);
+      const statuses = budgetStatuses(policy, now, usage);
       const spent = (await readKeyUsage(deps, key.organization_id, [key.hash], now)).get(key.hash);
       return {
         data: {
@@ -68,10 +76,7 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
           is_management_key: false,
           is_provisioning_key: false,
           is_free_tier: false,
-          limit: null,
-          limit_remaining: null,
-          limit_reset: null,
-          include_byok_in_limit: false,
+          ...presentKeyLimit(keyLimitOf(key), keyLimitSpent(statuses)),
           ...(spent ?? NO_USAGE),
           rate_limit: { requests: -1, interval: "10s", note: "This field is deprecated and safe to ignore." },
           free_model_daily_requests: { limit: -1, remaining: -1, used: 0 },
@@ -79,7 +84,7 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
           // Every region when no guardrail restricts them: the reference SDK reads a list, never null.
           allowed_data_regions: policy.allowed_data_regions ?? [...REGIONS],
           effective_policy: presentPolicy(policy, families),
-          budgets: budgetStatuses(policy, now, usage).map((b) => ({
+          budgets: statuses.map((b) => ({
             guardrail_id: b.guardrail_id,
             layer: b.layer,
             scope: b.scope,
@@ -91,7 +96,7 @@ export function currentKeyRoutes(app: FastifyInstance, deps: ServiceDeps): void 
             reserved_usd: microsToUsd(b.reserved_micros),
             remaining_usd: microsToUsd(b.limit_micros - b.spent_micros - b.reserved_micros),
             window_start: b.window.start.toISOString(),
-            resets_at: b.window.resetsAt.toISOString(),
+            resets_at: b.window.resetsAt?.toISOString() ?? null,
           })),
         },
       };

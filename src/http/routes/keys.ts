@@ -9,6 +9,7 @@ import {
   listKeys,
   presentKey,
   presentKeys,
+  readKeySpend,
   removeKey,
   type UpdateKeyInput,
   updateKey,
@@ -18,6 +19,26 @@ import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from 
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
 
 const Usd = Type.Number({ description: "USD." });
+/** One budget layer that counts a key, in its current window. */
+const KeyBudget = Type.Object({
+  guardrail_id: Type.Union([Uuid, Type.Null()], {
+    description: "The guardrail whose budget this is; null for the key's own limit and a workspace budget.",
+  }),
+  layer: Type.Enum(["key_limit", "key", "member", "workspace_default", "workspace_budget"]),
+  workspace_id: Type.Union([Uuid, Type.Null()]),
+  scope: Type.Enum(["key", "member", "workspace"], {
+    description:
+      "Whose spend it counts: this key, its member's keys in the workspace, or the workspace's keys.",
+  }),
+  reset_interval: Type.Enum(["daily", "weekly", "monthly", "lifetime"]),
+  limit_usd: Usd,
+  spent_usd: Type.Number({ description: "Settled spend in the current window." }),
+  reserved_usd: Type.Number({ description: "Held by requests in flight." }),
+  remaining_usd: Type.Number({ description: "The limit minus settled spend, never below 0." }),
+  resets_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+    description: "When the window ends; null for a lifetime budget.",
+  }),
+});
 const Key = Type.Object({
   hash: Type.String({ description: "SHA-256 of the secret: the key's public identifier." }),
   name: Type.String(),
@@ -32,10 +53,17 @@ const Key = Type.Object({
   created_at: Type.String({ format: "date-time" }),
   updated_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
   expires_at: Type.Null({ description: "Always null: keys do not expire here." }),
-  limit: Type.Null({ description: "A key's own limit is not served yet; use a guardrail's limit_usd." }),
-  limit_remaining: Type.Null(),
-  limit_reset: Type.Null(),
-  include_byok_in_limit: Type.Boolean(),
+  limit: Type.Union([Usd, Type.Null()], { description: "The key's own spending limit in USD; null: none." }),
+  limit_remaining: Type.Union([Usd, Type.Null()], {
+    description:
+      "What the key's own limit has left in its current window (settled spend only); null without a limit.",
+  }),
+  limit_reset: Type.Union([Type.Enum(["daily", "weekly", "monthly"]), Type.Null()], {
+    description: "The window of the key's own limit (UTC calendar windows); null: the key's lifetime.",
+  }),
+  include_byok_in_limit: Type.Boolean({
+    description: "Whether bring-your-own-key spend counts on the key's own limit.",
+  }),
   usage: Type.Number({ description: "USD spent on the service's provider accounts, all time." }),
   usage_daily: Type.Number({ description: "The same in the current UTC day." }),
   usage_weekly: Type.Number({ description: "The same in the current UTC week, from Monday." }),
@@ -44,20 +72,25 @@ const Key = Type.Object({
   byok_usage_daily: Usd,
   byok_usage_weekly: Usd,
   byok_usage_monthly: Usd,
+  budgets: Type.Array(KeyBudget, {
+    description:
+      "Every budget layer that counts the key, in the order the gateway checks them (docs/gateway.md#budgets).",
+  }),
 });
-const NoLimit = {
+const LimitFields = {
   limit: Type.Optional(
-    Type.Union([Type.Number(), Type.Null()], {
-      description: "Only null is accepted: a key's own limit is not supported yet (400).",
+    Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+      description:
+        "The key's own spending limit in USD, kept to the micro-dollar; null removes it. Enforced by the gateway as a budget layer.",
     }),
   ),
   limit_reset: Type.Optional(
     Type.Union([Type.Enum(["daily", "weekly", "monthly"]), Type.Null()], {
-      description: "Only null is accepted, as for limit.",
+      description: "The limit's UTC calendar window; null: the limit is for the key's lifetime.",
     }),
   ),
   include_byok_in_limit: Type.Optional(
-    Type.Boolean({ description: "Only false is accepted, as for limit." }),
+    Type.Boolean({ description: "Whether bring-your-own-key spend counts on the limit (default false)." }),
   ),
 };
 const CreateKeyBody = Type.Object(
@@ -77,7 +110,7 @@ const CreateKeyBody = Type.Object(
       }),
     ),
     expires_at: Type.Optional(Type.Null({ description: "Keys do not expire here; only null is accepted." })),
-    ...NoLimit,
+    ...LimitFields,
   },
   { additionalProperties: false },
 );
@@ -87,7 +120,7 @@ const UpdateKeyBody = Type.Object(
     disabled: Type.Optional(
       Type.Boolean({ description: "A disabled key is refused (401) until enabled again." }),
     ),
-    ...NoLimit,
+    ...LimitFields,
   },
   { additionalProperties: false },
 );
@@ -131,7 +164,10 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         return {
           status: 201,
           headers: { location: `/api/v1/keys/${created.record.hash}` },
-          body: { data: presentKey(created.record), key: created.secret },
+          body: {
+            data: presentKey(created.record, await readKeySpend(deps, created.record, tx)),
+            key: created.secret,
+          },
         };
       });
       reply.header("cache-control", "no-store");
@@ -164,7 +200,7 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         includeDisabled: query.include_disabled === true,
       });
       return {
-        data: await presentKeys(deps, principal.organizationId, result.items),
+        data: await presentKeys(deps, result.items),
         total_count: result.total,
       };
     },
@@ -184,7 +220,7 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
     async (request) => {
       const principal = principalOf(request);
       const key = await getKey(deps, principal, (request.params as { hash: string }).hash);
-      return { data: (await presentKeys(deps, principal.organizationId, [key]))[0] };
+      return { data: (await presentKeys(deps, [key]))[0] };
     },
   );
 
@@ -194,7 +230,7 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
       config,
       schema: {
         tags,
-        summary: "Rename, disable or enable an inference key",
+        summary: "Rename, disable or enable an inference key, or set its own limit",
         params: HashParams,
         body: UpdateKeyBody,
         response: { 200: dataOf(Key), ...errorResponses(400, 401, 403, 404) },
@@ -208,7 +244,7 @@ export function keyRoutes(app: FastifyInstance, deps: ServiceDeps): void {
         (request.params as { hash: string }).hash,
         request.body as UpdateKeyInput,
       );
-      return { data: (await presentKeys(deps, principal.organizationId, [key]))[0] };
+      return { data: (await presentKeys(deps, [key]))[0] };
     },
   );
 

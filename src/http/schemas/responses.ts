@@ -16,13 +16,14 @@ const Region = Type.String({ enum: ["global", "europe", "us"] });
 /** Serialize as sent: the route's response schema documents, it does not reshape. */
 export const asSent = { serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
 
+/** A budget layer: a guardrail's budget, the key's own limit, or one of its workspace's budgets. */
 const Budget = Type.Object({
-  guardrail_id: Uuid,
-  layer: Type.String(),
-  scope: Type.String({ enum: ["key", "member"] }),
-  reset_interval: Type.String({ enum: ["daily", "weekly", "monthly"] }),
+  guardrail_id: Nullable(Uuid),
+  layer: Type.String({ enum: ["key_limit", "key", "member", "workspace_default", "workspace_budget"] }),
+  scope: Type.String({ enum: ["key", "member", "workspace"] }),
+  reset_interval: Type.String({ enum: ["daily", "weekly", "monthly", "lifetime"] }),
   limit_usd: Type.Number(),
-  resets_at: Type.String({ format: "date-time" }),
+  resets_at: Nullable(Type.String({ format: "date-time" })),
 });
 
 export const CurrentKeyResponse = Type.Object({
