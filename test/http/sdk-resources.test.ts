@@ -213,6 +213,74 @@ describe(`the reference SDK @openrouter/sdk on every resource served, on ${TEST_
     assert.ok(gone instanceof NotFoundResponseError, String(gone));
   });
 
+  it("workspaces: setBudget, getBudget, listBudgets and deleteBudget validate, and the gateway enforces the budget over the workspace's keys (docs/api.md#workspace-budgets)", async () => {
+    const org = await bench.server.newOrg();
+    const admin = sdk(org.key);
+    const ws = (
+      await admin.workspaces.create({ createWorkspaceRequest: { name: "Budgeted", slug: "budgeted" } })
+    ).data;
+    const set = await admin.workspaces.setBudget({
+      workspaceRef: ws.id,
+      interval: "daily",
+      upsertWorkspaceBudgetRequest: { limitUsd: 0.000001 },
+    });
+    assert.equal(set.data.workspaceId, ws.id);
+    assert.equal(set.data.limitUsd, 0.000001);
+    assert.equal(set.data.resetInterval, "daily");
+    assert.equal(set.includeByokInBudgets, false);
+    const lifetime = await admin.workspaces.setBudget({
+      workspaceRef: "budgeted",
+      interval: "lifetime",
+      upsertWorkspaceBudgetRequest: { limitUsd: 50, includeByokInBudgets: true },
+    });
+    assert.equal(lifetime.data.resetInterval, null);
+    assert.equal(lifetime.includeByokInBudgets, true);
+
+    const got = await admin.workspaces.getBudget({ workspaceRef: ws.id, interval: "daily" });
+    assert.deepEqual(got.data, set.data);
+    assert.equal(got.includeByokInBudgets, true, "the setting is workspace-wide");
+    const listed = await admin.workspaces.listBudgets({ workspaceRef: "budgeted" });
+    assert.deepEqual(
+      listed.data.map((b) => [b.resetInterval, b.limitUsd]),
+      [
+        ["daily", 0.000001],
+        [null, 50],
+      ],
+    );
+
+    // A key of the workspace is held by its daily budget, and the refusal names the layer.
+    const key = (await admin.apiKeys.create({ requestBody: { name: "in budgeted", workspaceId: ws.id } }))
+      .key;
+    const refused = await rejection(
+      sdk(key).chat.send({ chatRequest: { model: SONNET, messages: [{ role: "user", content: "hi" }] } }),
+    );
+    assert.ok(refused instanceof OpenRouterError, String(refused));
+    assert.equal(refused.statusCode, 403);
+    assert.match(refused.body, /"layer":"workspace_budget"/);
+
+    assert.deepEqual(await admin.workspaces.deleteBudget({ workspaceRef: ws.id, interval: "daily" }), {
+      deleted: true,
+    });
+    const none = await rejection(admin.workspaces.getBudget({ workspaceRef: ws.id, interval: "daily" }));
+    assert.ok(none instanceof NotFoundResponseError, String(none));
+    const answer = (await sdk(key).chat.send({
+      chatRequest: { model: SONNET, messages: [{ role: "user", content: "hi" }] },
+    })) as ChatResult;
+    assert.equal(answer.object, "chat.completion");
+
+    const bad = await rejection(
+      admin.workspaces.setBudget({
+        workspaceRef: ws.id,
+        interval: "weekly",
+        upsertWorkspaceBudgetRequest: { limitUsd: 0 },
+      }),
+    );
+    assert.ok(bad instanceof BadRequestResponseError, String(bad));
+    const other = sdk((await bench.server.newOrg()).key);
+    const hidden = await rejection(other.workspaces.listBudgets({ workspaceRef: ws.id }));
+    assert.ok(hidden instanceof NotFoundResponseError, String(hidden));
+  });
+
   it("organization.listMembers lists the members; endpoints.list and models.count describe the catalog (docs/api.md#the-reference-sdk)", async () => {
     const org = await bench.server.newOrg();
     const admin = sdk(org.key);
