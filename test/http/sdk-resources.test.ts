@@ -104,7 +104,7 @@ describe(`the reference SDK @openrouter/sdk on every resource served, on ${TEST_
     assert.ok(gone instanceof NotFoundResponseError, String(gone));
   });
 
-  it("apiKeys: a key's own limit set on create and update, with limit_remaining, limit_reset and include_byok_in_limit, and its budget layers on getCurrentKeyMetadata's key (docs/api.md#keys)", async () => {
+  it("apiKeys: a key's own limit set on create and update, with limit_remaining, limit_reset and include_byok_in_limit, the same on getCurrentKeyMetadata (docs/api.md#keys)", async () => {
     const org = await bench.server.newOrg();
     const admin = sdk(org.key);
     const created = await admin.apiKeys.create({
@@ -354,6 +354,64 @@ describe(`the reference SDK @openrouter/sdk on every resource served, on ${TEST_
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
     assert.equal(text, whole.choices[0]?.message.content);
     assert.ok(chunks.at(-1)?.usage, "the usage chunk");
+  });
+
+  it("workspaces.update renames a workspace and changes its slug and description, by id or slug; a taken slug is 400, an unknown workspace 404 (docs/api.md#workspaces-and-keys)", async () => {
+    const org = await bench.server.newOrg();
+    const admin = sdk(org.key);
+    const ws = (await admin.workspaces.create({ createWorkspaceRequest: { name: "Old", slug: "old" } })).data;
+    const updated = (
+      await admin.workspaces.update({
+        id: "old",
+        updateWorkspaceRequest: { name: "New", slug: "new", description: "renamed" },
+      })
+    ).data;
+    assert.deepEqual(
+      [updated.id, updated.name, updated.slug, updated.description],
+      [ws.id, "New", "new", "renamed"],
+    );
+    assert.equal(typeof updated.updatedAt, "string");
+    assert.deepEqual((await admin.workspaces.get({ id: "new" })).data, updated);
+    const cleared = (
+      await admin.workspaces.update({ id: ws.id, updateWorkspaceRequest: { description: null } })
+    ).data;
+    assert.equal(cleared.description, null);
+    assert.equal(cleared.name, "New", "fields not sent are kept");
+
+    const taken = await rejection(
+      admin.workspaces.update({ id: ws.id, updateWorkspaceRequest: { slug: "default" } }),
+    );
+    assert.ok(taken instanceof BadRequestResponseError, String(taken));
+    const unsupported = await rejection(
+      admin.workspaces.update({ id: ws.id, updateWorkspaceRequest: { defaultTextModel: "openai/gpt-5" } }),
+    );
+    assert.ok(unsupported instanceof BadRequestResponseError, String(unsupported));
+    assert.equal(
+      (await admin.workspaces.get({ id: ws.id })).data.slug,
+      "new",
+      "a refused update changes nothing",
+    );
+    const other = await rejection(
+      sdk((await bench.server.newOrg()).key).workspaces.update({
+        id: ws.id,
+        updateWorkspaceRequest: { name: "x" },
+      }),
+    );
+    assert.ok(other instanceof NotFoundResponseError, String(other));
+  });
+
+  it("models.get reads one model of the catalog, variants included; an unknown one is a typed 404 (docs/api.md#the-reference-sdk)", async () => {
+    const org = await bench.server.newOrg();
+    const model = (await sdk(org.key).models.get({ author: "meta-llama", slug: "llama-3.1-8b-instruct" }))
+      .data;
+    assert.equal(model.id, LLAMA);
+    assert.equal(model.contextLength, 131072);
+    const free = (
+      await sdk(org.key).models.get({ author: "meta-llama", slug: "llama-3.3-70b-instruct:free" })
+    ).data;
+    assert.equal(free.id, "meta-llama/llama-3.3-70b-instruct:free");
+    const missing = await rejection(sdk(org.key).models.get({ author: "nobody", slug: "nothing" }));
+    assert.ok(missing instanceof NotFoundResponseError, String(missing));
   });
 
   it("a call for something not served here is a 404 in the error envelope (docs/api.md#the-reference-sdk)", async () => {
