@@ -25,6 +25,7 @@ import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type Servi
 import { loadKeyPolicy } from "./effective-policy.js";
 import { type KeyUsage, NO_USAGE } from "./key-usage.js";
 import { readSubjectSpend, type SubjectBudget, type SubjectSpend } from "./read-subject-spend.js";
+import { seedBudgetCounter } from "./seed-budget-counter.js";
 import { resolveTargetWorkspace } from "./workspaces.js";
 
 const SECRET_PREFIX = { management: "sk-gr-mgmt-", inference: "sk-gr-v1-" } as const;
@@ -331,6 +332,17 @@ export async function updateKey(
         updated_at: isoNow(deps),
       };
       await updateKeyRow(tx, next);
+      const limit = keyLimitOf(next);
+      if (limit.limit_micros !== null) {
+        await seedBudgetCounter(
+          tx,
+          key.organization_id,
+          { kind: "key", hash: key.hash },
+          limit.limit_reset ?? "lifetime",
+          limit.include_byok_in_limit,
+          deps.now(),
+        );
+      }
       const before = auditedKey(key);
       const after = auditedKey(next);
       const changed = Object.keys(after).filter((f) => f !== "updated_at" && before[f] !== after[f]);

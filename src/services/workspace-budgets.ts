@@ -12,6 +12,7 @@ import {
 } from "../storage/workspace-budget-repo.js";
 import { findWorkspace, findWorkspaceBySlug, type Workspace } from "../storage/workspace-repo.js";
 import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
+import { seedBudgetCounter } from "./seed-budget-counter.js";
 
 /** The intervals a workspace budget may have; "lifetime" never resets. */
 export const WORKSPACE_BUDGET_INTERVALS = ["daily", "weekly", "monthly", "lifetime"] as const;
@@ -120,6 +121,16 @@ export async function setWorkspaceBudget(
     };
     await upsertWorkspaceBudget(tx, budget);
     await setWorkspaceBudgetsByok(tx, principal.organizationId, ws.id, budget.include_byok_in_budgets);
+    for (const b of [...before.filter((o) => o.reset_interval !== interval), budget]) {
+      await seedBudgetCounter(
+        tx,
+        principal.organizationId,
+        { kind: "workspace", id: ws.id },
+        b.reset_interval as BudgetInterval,
+        include,
+        deps.now(),
+      );
+    }
     await recordAudit(deps, tx, principal, {
       action: "workspace.budget_set",
       resource_type: "workspace",

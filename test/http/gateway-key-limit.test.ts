@@ -166,6 +166,28 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
     assert.equal((await chat(bench.server, key.secret, ask("hi"))).status, 200);
   });
 
+  it("a limit set on a key that already spent in the window starts from that spend: limit_remaining and the gateway hold only what is left", async () => {
+    clock = new Date("2026-11-24T12:00:00.000Z");
+    const { org, key } = await orgWithKey(bench);
+    assert.equal((await withUsage(USAGE_4500, () => chat(bench.server, key.secret, ask("hi")))).status, 200);
+    const api = clientFor(bench.server, org.key);
+    const set = await api.patch(`/api/v1/keys/${key.hash}`, { limit: 0.005, limit_reset: "daily" });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    assert.equal(set.body.data.limit_remaining, 0.0005, "$0.005 less the $0.0045 spent today");
+    // What is left pays for (500 - 30) / 15 output tokens beside the prompt.
+    const capped = await withUsage({ prompt_tokens: 10, completion_tokens: 31 }, () =>
+      chat(bench.server, key.secret, { ...ask("hi"), max_tokens: 100 }),
+    );
+    assert.equal(capped.status, 200);
+    assert.equal(capped.headers["x-guardrails-max-tokens"], "31");
+    // A weekly limit counts the week's spend, which includes today's.
+    const weekly = await api.patch(`/api/v1/keys/${key.hash}`, { limit: 1, limit_reset: "weekly" });
+    assert.equal(
+      weekly.body.data.limit_remaining,
+      Math.round((1 - 0.0045 - (30 + 31 * 15) / 1e6) * 1e6) / 1e6,
+    );
+  });
+
   it("a request that cannot fit even a minimal answer in what the limit leaves is refused for itself, with the output tokens that would fit", async () => {
     clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();

@@ -263,6 +263,20 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
     assert.equal(refused.body.error.metadata.layer, "workspace_budget");
   });
 
+  it("a budget set on a workspace that already spent in the window starts from that spend", async () => {
+    clock = new Date("2026-11-24T12:00:00.000Z");
+    const org = await bench.server.newOrg();
+    const steps = orgSteps(bench.server, org);
+    const [k1, k2] = [await steps.key(), await steps.key()];
+    await withUsage(() => chat(bench.server, k1.secret, ask("hi")));
+    await setBudget(org, org.workspaceId, "daily", { limit_usd: 0.004 });
+    const [state] = (await clientFor(bench.server, k2.secret).get("/api/v1/key")).body.data.budgets;
+    assert.deepEqual([state.layer, state.spent_usd], ["workspace_budget", 0.0045]);
+    const refused = await chat(bench.server, k2.secret, ask("hi"));
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.metadata.reason, "budget_exhausted");
+  });
+
   it("a workspace deleted takes its budgets with it", async () => {
     const org = await bench.server.newOrg();
     const api = clientFor(bench.server, org.key);
