@@ -204,7 +204,8 @@ export function presentKey(k: KeyRecord, spend?: SubjectSpend): Record<string, u
     expires_at: null,
     ...presentKeyLimit(limit, spent),
     ...usage,
-    budgets: spend?.budgets ?? [],
+    // Without a reading there is no list to show, rather than an empty one that would say "none".
+    ...(spend ? { budgets: spend.budgets } : {}),
   };
 }
 
