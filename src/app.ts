@@ -36,6 +36,7 @@ import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
 import { sessionRoutes } from "./http/routes/session.js";
 import { usageRoutes } from "./http/routes/usage.js";
+import { workspaceBudgetRoutes } from "./http/routes/workspace-budgets.js";
 import { workspaceMemberRoutes } from "./http/routes/workspace-members.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
 import { ErrorBody } from "./http/schemas/common.js";
@@ -209,6 +210,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   guardrailRoutes(app, deps);
   workspaceRoutes(app, deps);
   workspaceMemberRoutes(app, deps);
+  workspaceBudgetRoutes(app, deps);
   keyRoutes(app, deps);
   memberRoutes(app, deps);
   assignmentRoutes(app, deps);

@@ -14,6 +14,8 @@ import {
   getKey,
   listKeys,
   presentKey,
+  presentKeys,
+  readKeySpend,
   removeKey,
 } from "../services/keys.js";
 import { bootstrap, createOrganization } from "../services/organizations.js";
@@ -172,16 +174,18 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
   if (sub === "list") {
     const { values, json } = parse(args, { workspace: { type: "string" } });
     const workspaceId = text(values, "workspace");
-    const items = await withServices(({ deps, principal }) =>
-      all((page) =>
-        listKeys(deps, principal, {
-          ...page,
-          includeDisabled: true,
-          ...(workspaceId ? { workspaceId } : {}),
-        }),
+    const data = await withServices(async ({ deps, principal }) =>
+      presentKeys(
+        deps,
+        await all((page) =>
+          listKeys(deps, principal, {
+            ...page,
+            includeDisabled: true,
+            ...(workspaceId ? { workspaceId } : {}),
+          }),
+        ),
       ),
     );
-    const data = items.map((k) => presentKey(k));
     if (json) return printJson(out, { data, total_count: data.length });
     out.stdout(
       table(data, [
@@ -201,7 +205,8 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
     const hash = positionals[0] as string;
     const data = await withServices(async ({ deps, principal }) => {
       try {
-        const record = presentKey(await getKey(deps, principal, hash));
+        const key = await getKey(deps, principal, hash);
+        const record = presentKey(key, await readKeySpend(deps, key));
         if (sub === "revoke") await removeKey(deps, principal, hash);
         return record;
       } catch (err) {

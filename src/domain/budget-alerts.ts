@@ -29,7 +29,7 @@ export function reachedThresholds(
 export interface BudgetAlert {
   organization_id: string;
   guardrail_id: string;
-  scope: "key" | "member";
+  scope: "key" | "member" | "workspace";
   /** The key's hash, or `<workspace_id>:<member_user_id>` for a member budget. */
   subject: string;
   reset_interval: ResetInterval;

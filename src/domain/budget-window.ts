@@ -7,6 +7,20 @@ export interface BudgetWindow {
   resetsAt: Date;
 }
 
+/**
+ * How often a budget layer starts again: a calendar window, or never ("lifetime": a key's own
+ * limit without limit_reset, or a workspace's lifetime budget).
+ */
+export type BudgetInterval = ResetInterval | "lifetime";
+
+/** A layer's window: a lifetime one starts at the epoch and never resets. */
+export interface LayerWindow {
+  start: Date;
+  resetsAt: Date | null;
+}
+
+const EPOCH = new Date(0);
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -14,7 +28,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * daily from 00:00, weekly from Monday 00:00, monthly from the 1st 00:00. Computed from the timestamp
  * alone, so no job has to reset anything and the server's time zone plays no part.
  */
-export function budgetWindow(interval: ResetInterval, now: Date): BudgetWindow {
+export function budgetWindow(interval: ResetInterval, now: Date): BudgetWindow;
+export function budgetWindow(interval: BudgetInterval, now: Date): LayerWindow;
+export function budgetWindow(interval: BudgetInterval, now: Date): LayerWindow {
+  if (interval === "lifetime") return { start: EPOCH, resetsAt: null };
   const y = now.getUTCFullYear();
   const m = now.getUTCMonth();
   const d = now.getUTCDate();

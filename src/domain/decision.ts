@@ -5,7 +5,7 @@ import {
   type OutputAllowance,
   type RequestPrice,
 } from "./budget-admission.js";
-import { type BudgetWindow, budgetWindow } from "./budget-window.js";
+import { budgetWindow, type LayerWindow } from "./budget-window.js";
 import type { Catalog, Endpoint, Model, Region } from "./catalog.js";
 import { type ChatText, textPointer } from "./chat-texts.js";
 import { type ContentFilters, type FilterHit, type ScanResult, scanTexts } from "./content-scan.js";
@@ -88,7 +88,7 @@ export interface Violation {
 
 export interface BudgetCheck {
   layer: BudgetLayer;
-  window: BudgetWindow;
+  window: LayerWindow;
   spent_micros: number;
   /** Held by requests in flight (none when absent). */
   reserved_micros?: number;
@@ -341,6 +341,15 @@ const usageOf = (c: BudgetCheck) => ({
   reserved_micros: c.reserved_micros ?? 0,
 });
 
+/** What a refusal calls the limit of each kind of layer. */
+const LIMIT_NOUN: Record<BudgetLayer["layer"], string> = {
+  key: "limit",
+  member: "limit",
+  workspace_default: "limit",
+  key_limit: "key limit",
+  workspace_budget: "workspace budget",
+};
+
 /** Seconds a client is told to wait when in-flight requests hold a budget: they settle when their answers end. */
 export const BUDGET_RESERVED_RETRY_SECONDS = 1;
 
@@ -353,8 +362,10 @@ export function budgetViolation(
   reason: "budget_exhausted" | "request_exceeds_budget" | "budget_reserved",
   tokensThatFit: number,
 ): Violation {
-  const limit = `the ${c.layer.reset_interval} limit of $${microsToUsd(c.layer.limit_micros)} for this ${c.layer.scope}`;
-  const resets = c.window.resetsAt.toISOString();
+  const limit = `the ${c.layer.reset_interval} ${LIMIT_NOUN[c.layer.layer]} of $${microsToUsd(c.layer.limit_micros)} for this ${c.layer.scope}`;
+  const resets = c.window.resetsAt?.toISOString() ?? null;
+  // A lifetime limit never resets: the refusal says so instead of naming a time.
+  const until = resets === null ? "it does not reset" : `it resets at ${resets}`;
   const metadata: Record<string, unknown> = {
     reason,
     guardrail_id: c.layer.guardrail_id,
@@ -370,14 +381,14 @@ export function budgetViolation(
     return {
       rule: reason,
       code: "guardrail_refused",
-      message: `Budget exhausted: ${limit} is spent; it resets at ${resets}`,
+      message: `Budget exhausted: ${limit} is spent; ${until}`,
       metadata,
     };
   if (reason === "request_exceeds_budget")
     return {
       rule: reason,
       code: "guardrail_refused",
-      message: `Request exceeds the budget: what is left of ${limit} cannot pay for this request's prompt and a minimal answer; it resets at ${resets}`,
+      message: `Request exceeds the budget: what is left of ${limit} cannot pay for this request's prompt and a minimal answer; ${until}`,
       metadata: { ...metadata, output_tokens_that_fit: tokensThatFit },
     };
   return {

@@ -1,6 +1,7 @@
+import type { BudgetInterval } from "./budget-window.js";
 import type { Region } from "./catalog.js";
 import type { BuiltinFilter, CustomFilter, FilterAction } from "./content-filters.js";
-import type { Guardrail, ResetInterval } from "./guardrail.js";
+import type { Guardrail } from "./guardrail.js";
 
 /** Where a guardrail applying to a key comes from (docs/behaviour.md#layers). */
 export type Layer = "workspace_default" | "member" | "key";
@@ -10,17 +11,58 @@ export interface AppliedGuardrail {
   guardrail: Guardrail;
 }
 
-/** Whose spend a budget counts: the key's own, or all the owning member's keys in the workspace. */
-export type BudgetScope = "key" | "member";
+/**
+ * Whose spend a budget counts: the key's own, all the owning member's keys in the workspace, or
+ * all the workspace's keys.
+ */
+export type BudgetScope = "key" | "member" | "workspace";
+
+/**
+ * Where a budget layer comes from: a guardrail applying at one of its layers, the key's own limit,
+ * or one of its workspace's budgets. Refusals name it, so a client knows which limit it hit.
+ */
+export type BudgetLayerKind = Layer | "key_limit" | "workspace_budget";
 
 export interface BudgetLayer {
-  guardrail_id: string;
-  layer: Layer;
+  /** The guardrail whose budget this is; null for a key's own limit and a workspace budget. */
+  guardrail_id: string | null;
+  layer: BudgetLayerKind;
   scope: BudgetScope;
   limit_micros: number;
-  reset_interval: ResetInterval;
+  reset_interval: BudgetInterval;
   include_byok_in_budgets: boolean;
 }
+
+/** The budgets a key carries beside its guardrails': its own limit and its workspace's budgets. */
+export interface OwnBudgets {
+  key_limit: { limit_micros: number; reset_interval: BudgetInterval; include_byok: boolean } | null;
+  workspace: readonly { limit_micros: number; reset_interval: BudgetInterval; include_byok: boolean }[];
+}
+
+/**
+ * The id a layer's spend counters are kept under: its guardrail's, or for a key's own limit and a
+ * workspace budget the kind's name, which no guardrail id can equal.
+ */
+export function counterIdOf(layer: { guardrail_id: string | null; layer: BudgetLayerKind }): string {
+  return layer.guardrail_id ?? layer.layer;
+}
+
+/**
+ * Whose spend a layer of a key counts, as its counter's subject: the key's hash, the member in the
+ * workspace (all the member's keys there), or the workspace (all its keys).
+ */
+export function counterSubject(
+  key: { hash: string; workspace_id: string | null; member_user_id: string | null },
+  scope: BudgetScope,
+): string {
+  if (scope === "key") return key.hash;
+  if (scope === "workspace") return key.workspace_id ?? "";
+  return `${key.workspace_id}:${key.member_user_id}`;
+}
+
+export const NO_OWN_BUDGETS: OwnBudgets = { key_limit: null, workspace: [] };
+
+const INTERVAL_ORDER: Record<BudgetInterval, number> = { daily: 0, weekly: 1, monthly: 2, lifetime: 3 };
 
 /** The one policy that governs a key's requests: every applicable guardrail combined. */
 export interface EffectivePolicy {
@@ -106,7 +148,45 @@ function combineCustom(lists: (CustomFilter[] | null)[]): CustomFilter[] {
   return [...byPattern.values()].sort((a, b) => (a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : 0));
 }
 
-function budgetLayers(applied: AppliedGuardrail[], hasMember: boolean): BudgetLayer[] {
+/**
+ * Every budget layer that counts a key's requests, in the order they are checked (the first refusal
+ * decides; docs/gateway.md#budgets): the key's own limit, then the guardrails' budgets (key, member,
+ * workspace default), then the workspace's budgets from daily to lifetime. The one place that lists
+ * them, so the reservation treats every kind alike.
+ */
+export function budgetLayers(
+  applied: AppliedGuardrail[],
+  hasMember: boolean,
+  own: OwnBudgets = NO_OWN_BUDGETS,
+): BudgetLayer[] {
+  const keyLimit: BudgetLayer[] = own.key_limit
+    ? [
+        {
+          guardrail_id: null,
+          layer: "key_limit",
+          scope: "key",
+          limit_micros: own.key_limit.limit_micros,
+          reset_interval: own.key_limit.reset_interval,
+          include_byok_in_budgets: own.key_limit.include_byok,
+        },
+      ]
+    : [];
+  const workspace = [...own.workspace]
+    .sort((a, b) => INTERVAL_ORDER[a.reset_interval] - INTERVAL_ORDER[b.reset_interval])
+    .map(
+      (w): BudgetLayer => ({
+        guardrail_id: null,
+        layer: "workspace_budget",
+        scope: "workspace",
+        limit_micros: w.limit_micros,
+        reset_interval: w.reset_interval,
+        include_byok_in_budgets: w.include_byok,
+      }),
+    );
+  return [...keyLimit, ...guardrailBudgetLayers(applied, hasMember), ...workspace];
+}
+
+function guardrailBudgetLayers(applied: AppliedGuardrail[], hasMember: boolean): BudgetLayer[] {
   const layers: BudgetLayer[] = [];
   for (const { layer, guardrail: g } of applied) {
     if (g.limit_micros === null || g.reset_interval === null) continue;
@@ -134,13 +214,14 @@ function budgetLayers(applied: AppliedGuardrail[], hasMember: boolean): BudgetLa
  * Combines the guardrails that apply to a key (docs/behaviour.md#combination): allowed lists intersect (null = no
  * restriction, an empty intersection allows nothing), ignored lists unite, a ZDR flag applies if any
  * guardrail sets it, an enable_* permission holds only if every guardrail grants it, filters unite
- * with the strictest action per slug or pattern, and every budget is kept as its own layer. Pure and
- * order-independent.
+ * with the strictest action per slug or pattern, and every budget is kept as its own layer, beside
+ * the key's own limit and its workspace's budgets (`own`). Pure and order-independent.
  */
 export function combinePolicies(
   applied: AppliedGuardrail[],
   familyIds: string[],
   hasMember: boolean,
+  own: OwnBudgets = NO_OWN_BUDGETS,
 ): EffectivePolicy {
   const gs = applied.map((a) => a.guardrail);
   const enforce_zdr: Record<string, boolean> = {};
@@ -157,6 +238,6 @@ export function combinePolicies(
     enable_paid_model_training: gs.every((g) => g.enable_paid_model_training),
     content_filter_builtins: combineBuiltins(gs.map((g) => g.content_filter_builtins)),
     content_filters: combineCustom(gs.map((g) => g.content_filters)),
-    budgets: budgetLayers(applied, hasMember),
+    budgets: budgetLayers(applied, hasMember, own),
   };
 }

@@ -2,7 +2,7 @@ import type { Admission } from "../domain/budget-admission.js";
 import { budgetWindow } from "../domain/budget-window.js";
 import type { BudgetCheck } from "../domain/decision.js";
 import { newId } from "../domain/ids.js";
-import type { BudgetLayer, EffectivePolicy } from "../domain/policy.js";
+import { type BudgetLayer, counterIdOf, counterSubject, type EffectivePolicy } from "../domain/policy.js";
 import type { AdmissionAsk, ServiceDeps } from "../services/context.js";
 import type { KeyRecord } from "../services/effective-policy.js";
 import {
@@ -21,12 +21,16 @@ import {
 /** What the spend writes of the request path need: the spend store and the clock. */
 type SpendDeps = Pick<ServiceDeps, "spend" | "now">;
 
-function counterOf(key: KeyRecord, layer: BudgetLayer, now: Date): CounterKey {
+/**
+ * The counter a layer charges in the window that contains `now` (keyed by counterIdOf). A member
+ * budget counts all the member's keys in the workspace, a workspace budget all the workspace's keys
+ * (docs/behaviour.md#budget-scopes).
+ */
+export function counterOf(key: KeyRecord, layer: BudgetLayer, now: Date): CounterKey {
   return {
-    guardrail_id: layer.guardrail_id,
+    guardrail_id: counterIdOf(layer),
     scope: layer.scope,
-    // A member budget counts all the member's keys in the workspace (docs/behaviour.md#budget-scopes).
-    subject: layer.scope === "key" ? key.hash : `${key.workspace_id}:${key.member_user_id}`,
+    subject: counterSubject(key, layer.scope),
     reset_interval: layer.reset_interval,
     window_start: budgetWindow(layer.reset_interval, now).start.toISOString(),
   };

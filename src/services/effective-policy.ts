@@ -1,4 +1,4 @@
-import { type BudgetWindow, budgetWindow } from "../domain/budget-window.js";
+import { type BudgetInterval, budgetWindow, type LayerWindow } from "../domain/budget-window.js";
 import { builtinLabel } from "../domain/content-filters.js";
 import type { Guardrail } from "../domain/guardrail.js";
 import { workspaceDefaultGuardrailId } from "../domain/ids.js";
@@ -7,21 +7,28 @@ import {
   type BudgetLayer,
   combinePolicies,
   type EffectivePolicy,
+  type OwnBudgets,
 } from "../domain/policy.js";
 import { findKeyGuardrailIds } from "../storage/assignment-repo.js";
 import { findGuardrail } from "../storage/guardrail-repo.js";
 import { findKeyByHash, type KeyRecord } from "../storage/key-repo.js";
+import type { Executor } from "../storage/schema.js";
+import { listWorkspaceBudgets } from "../storage/workspace-budget-repo.js";
 import type { KeyPolicy, ServiceDeps } from "./context.js";
 
 // Callers outside the services (the gateway) name a key and its policy through this module.
 export type { KeyPolicy, KeyRecord };
 
 /** Loads the guardrails that apply to a key, in layer order (docs/behaviour.md#layers). */
-async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGuardrail[]> {
+async function loadApplied(
+  deps: ServiceDeps,
+  key: KeyRecord,
+  db: Executor = deps.db,
+): Promise<AppliedGuardrail[]> {
   if (key.workspace_id === null) return [];
   const org = key.organization_id;
   const member = key.member_user_id ? { userId: key.member_user_id, workspaceId: key.workspace_id } : null;
-  const ids = await findKeyGuardrailIds(deps.db, org, key.hash, member);
+  const ids = await findKeyGuardrailIds(db, org, key.hash, member);
   const wanted: [AppliedGuardrail["layer"], string | undefined][] = [
     ["workspace_default", workspaceDefaultGuardrailId(key.workspace_id)],
     ["member", ids.member],
@@ -30,11 +37,54 @@ async function loadApplied(deps: ServiceDeps, key: KeyRecord): Promise<AppliedGu
   const applied: AppliedGuardrail[] = [];
   for (const [layer, id] of wanted) {
     if (id === undefined) continue;
-    const guardrail: Guardrail | undefined = await findGuardrail(deps.db, org, id);
+    const guardrail: Guardrail | undefined = await findGuardrail(db, org, id);
     // The workspace default applies only once materialized (docs/behaviour.md#layers).
     if (guardrail) applied.push({ layer, guardrail });
   }
   return applied;
+}
+
+/** The key's own limit and its workspace's budgets, as budget layers take them. */
+async function loadOwnBudgets(
+  deps: ServiceDeps,
+  key: KeyRecord,
+  db: Executor = deps.db,
+): Promise<OwnBudgets> {
+  const keyLimit =
+    key.limit_micros === null
+      ? null
+      : {
+          limit_micros: Number(key.limit_micros),
+          reset_interval: (key.limit_reset ?? "lifetime") as BudgetInterval,
+          include_byok: Number(key.include_byok_in_limit) === 1,
+        };
+  const workspace =
+    key.workspace_id === null
+      ? []
+      : (await listWorkspaceBudgets(db, key.organization_id, key.workspace_id)).map((b) => ({
+          limit_micros: b.limit_micros,
+          reset_interval: b.reset_interval as BudgetInterval,
+          include_byok: b.include_byok_in_budgets === 1,
+        }));
+  return { key_limit: keyLimit, workspace };
+}
+
+/**
+ * A key's guardrails and effective policy with every budget layer that counts it, read now (no
+ * cache; disabled keys too): for presenting keys, where the gateway uses resolveKeyPolicy.
+ */
+export async function loadKeyPolicy(
+  deps: ServiceDeps,
+  key: KeyRecord,
+  db: Executor = deps.db,
+): Promise<KeyPolicy> {
+  const applied = await loadApplied(deps, key, db);
+  const own = await loadOwnBudgets(deps, key, db);
+  return {
+    key,
+    applied,
+    policy: combinePolicies(applied, deps.catalog.familyIds(), key.member_user_id !== null, own),
+  };
 }
 
 /**
@@ -47,12 +97,7 @@ export async function resolveKeyPolicy(deps: ServiceDeps, keyHash: string): Prom
     async () => {
       const key = await findKeyByHash(deps.db, keyHash);
       if (key?.kind !== "inference" || key.disabled === 1) return null;
-      const applied = await loadApplied(deps, key);
-      return {
-        key,
-        applied,
-        policy: combinePolicies(applied, deps.catalog.familyIds(), key.member_user_id !== null),
-      };
+      return loadKeyPolicy(deps, key);
     },
     (found) => found !== null,
   );
@@ -60,7 +105,7 @@ export async function resolveKeyPolicy(deps: ServiceDeps, keyHash: string): Prom
 }
 
 export interface BudgetStatus extends BudgetLayer {
-  window: BudgetWindow;
+  window: LayerWindow;
   spent_micros: number;
   reserved_micros: number;
 }

@@ -1,5 +1,15 @@
 import { createHash, randomBytes } from "node:crypto";
 import { invalidRequest, notFound } from "../domain/errors.js";
+import type { ResetInterval } from "../domain/guardrail.js";
+import {
+  applyKeyLimit,
+  type KeyLimit,
+  type KeyLimitInput,
+  NO_KEY_LIMIT,
+  presentKeyLimit,
+} from "../domain/key-limit.js";
+import { MICROS_PER_USD } from "../domain/money.js";
+import { counterSubject } from "../domain/policy.js";
 import { deleteKeyAssignments } from "../storage/assignment-repo.js";
 import {
   deleteKey,
@@ -12,7 +22,10 @@ import {
 import { findMember } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
 import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
-import { type KeyUsage, NO_USAGE, readKeyUsage } from "./key-usage.js";
+import { loadKeyPolicy } from "./effective-policy.js";
+import { type KeyUsage, NO_USAGE } from "./key-usage.js";
+import { readSubjectSpend, type SubjectBudget, type SubjectSpend } from "./read-subject-spend.js";
+import { seedBudgetCounter } from "./seed-budget-counter.js";
 import { resolveTargetWorkspace } from "./workspaces.js";
 
 const SECRET_PREFIX = { management: "sk-gr-mgmt-", inference: "sk-gr-v1-" } as const;
@@ -50,6 +63,9 @@ function newKeyRecord(
     disabled: 0,
     created_at: isoNow(deps),
     updated_at: null,
+    limit_micros: null,
+    limit_reset: null,
+    include_byok_in_limit: 0,
   };
 }
 
@@ -80,26 +96,20 @@ export interface CreateKeyInput extends KeyLimitInput {
   expires_at?: null;
 }
 
-/** The key's own budget as the reference SDK sends it; only the values meaning "none" are served yet. */
-export interface KeyLimitInput {
-  limit?: number | null;
-  limit_reset?: string | null;
-  include_byok_in_limit?: boolean;
+/** The key's stored limit, in the domain's terms. */
+export function keyLimitOf(k: KeyRecord): KeyLimit {
+  return {
+    limit_micros: k.limit_micros === null ? null : Number(k.limit_micros),
+    limit_reset: k.limit_reset as ResetInterval | null,
+    include_byok_in_limit: Number(k.include_byok_in_limit) === 1,
+  };
 }
 
-/**
- * A key's own spending limit is not enforced yet, so a request that sets one is refused rather than
- * stored and ignored: a limit the gateway does not apply must not look applied (docs/api.md#keys).
- */
-function refuseKeyLimits(input: KeyLimitInput): void {
-  const issues = [];
-  const message = "key limits are not supported yet; use a guardrail's limit_usd";
-  if (input.limit !== undefined && input.limit !== null) issues.push({ path: "/limit", message });
-  if (input.limit_reset !== undefined && input.limit_reset !== null)
-    issues.push({ path: "/limit_reset", message });
-  if (input.include_byok_in_limit === true) issues.push({ path: "/include_byok_in_limit", message });
-  if (issues.length > 0) throw invalidRequest(issues, { reason: "key_limits_not_supported" });
-}
+const limitColumns = (l: KeyLimit) => ({
+  limit_micros: l.limit_micros,
+  limit_reset: l.limit_reset,
+  include_byok_in_limit: l.include_byok_in_limit ? 1 : 0,
+});
 
 /** The owning member, named by either field; both must agree when both are sent. */
 function ownerOf(input: CreateKeyInput): string | undefined {
@@ -120,7 +130,8 @@ export async function createInferenceKey(
   principal: Principal,
   input: CreateKeyInput,
 ): Promise<CreatedKey> {
-  refuseKeyLimits(input);
+  // Validated before anything is read or written: bad input changes nothing.
+  const limit = applyKeyLimit(NO_KEY_LIMIT, input);
   const owner = ownerOf(input);
   const workspace = await resolveTargetWorkspace(
     db,
@@ -145,6 +156,7 @@ export async function createInferenceKey(
     name: input.name,
     member_user_id: owner ?? null,
   });
+  Object.assign(record, limitColumns(limit));
   await insertKey(db, record);
   await recordAudit(deps, db, principal, {
     action: "key.create",
@@ -157,11 +169,27 @@ export async function createInferenceKey(
 }
 
 /**
- * A key as the reference SDK reads it (docs/api.md#keys). The key's own limit is not served yet, so
- * the limit fields carry the reference service's values for a key without one; `usage` comes from
- * the spend ledger (services/key-usage.ts).
+ * A key as the reference SDK reads it (docs/api.md#keys): its own limit with what is left of it in
+ * the current window (`limit_remaining`, settled spend only), its usage per window, and every budget
+ * layer that counts it (`budgets`). Without `spend` (a key just made, the CLI), no usage and no
+ * budgets are shown.
  */
-export function presentKey(k: KeyRecord, usage: KeyUsage = NO_USAGE) {
+export function presentKey(k: KeyRecord, spend?: SubjectSpend) {
+  const limit = keyLimitOf(k);
+  const own = spend?.budgets.find((b) => b.layer === "key_limit");
+  const spent = own ? Math.round(own.spent_usd * MICROS_PER_USD) : 0;
+  const usage: KeyUsage = spend
+    ? {
+        usage: spend.usage,
+        usage_daily: spend.usage_daily,
+        usage_weekly: spend.usage_weekly,
+        usage_monthly: spend.usage_monthly,
+        byok_usage: spend.byok_usage,
+        byok_usage_daily: spend.byok_usage_daily,
+        byok_usage_weekly: spend.byok_usage_weekly,
+        byok_usage_monthly: spend.byok_usage_monthly,
+      }
+    : NO_USAGE;
   return {
     hash: k.hash,
     name: k.name,
@@ -174,12 +202,41 @@ export function presentKey(k: KeyRecord, usage: KeyUsage = NO_USAGE) {
     created_at: k.created_at,
     updated_at: k.updated_at,
     expires_at: null,
-    limit: null,
-    limit_remaining: null,
-    limit_reset: null,
-    include_byok_in_limit: false,
+    ...presentKeyLimit(limit, spent),
     ...usage,
+    // Without a reading there is no list to show, rather than an empty one that would say "none".
+    ...(spend ? { budgets: spend.budgets } : {}),
   };
+}
+
+/**
+ * A key's usage per window and the state of every budget layer that counts it (the guardrails', its
+ * own limit, its workspace's), read with the same generic function as a member's (in `db`: a
+ * transaction, when inside one).
+ */
+export async function readKeySpend(
+  deps: ServiceDeps,
+  key: KeyRecord,
+  db: Executor = deps.db,
+): Promise<SubjectSpend> {
+  const { policy } = await loadKeyPolicy(deps, key, db);
+  const budgets: SubjectBudget[] = policy.budgets.map((layer) => ({
+    guardrail_id: layer.guardrail_id,
+    layer: layer.layer,
+    workspace_id: key.workspace_id,
+    scope: layer.scope,
+    subject: counterSubject(key, layer.scope),
+    limit_micros: layer.limit_micros,
+    reset_interval: layer.reset_interval,
+  }));
+  return readSubjectSpend(
+    deps,
+    key.organization_id,
+    { kind: "key", hash: key.hash },
+    budgets,
+    deps.now(),
+    db,
+  );
 }
 
 /** The audit log's record of a key: what identifies and governs it, not its spend. */
@@ -193,22 +250,21 @@ function auditedKey(k: KeyRecord): Record<string, unknown> {
     disabled: k.disabled === 1,
     created_at: k.created_at,
     updated_at: k.updated_at,
+    limit_micros: k.limit_micros === null ? null : Number(k.limit_micros),
+    limit_reset: k.limit_reset,
+    include_byok_in_limit: Number(k.include_byok_in_limit) === 1,
   };
 }
 
-/** Keys with their usage, read in one statement. */
+/** Keys with their usage and budgets. */
 export async function presentKeys(
   deps: ServiceDeps,
-  organizationId: string,
   keys: readonly KeyRecord[],
 ): Promise<ReturnType<typeof presentKey>[]> {
-  const usage = await readKeyUsage(
-    deps,
-    organizationId,
-    keys.map((k) => k.hash),
-    deps.now(),
-  );
-  return keys.map((k) => presentKey(k, usage.get(k.hash)));
+  const out: ReturnType<typeof presentKey>[] = [];
+  // One key at a time: each reads its own layers (guardrails, its limit, its workspace's budgets).
+  for (const k of keys) out.push(presentKey(k, await readKeySpend(deps, k)));
+  return out;
 }
 
 export async function listKeys(
@@ -265,7 +321,6 @@ export async function updateKey(
   hash: string,
   input: UpdateKeyInput,
 ): Promise<KeyRecord> {
-  refuseKeyLimits(input);
   return inTransaction(
     deps,
     async (tx) => {
@@ -275,9 +330,21 @@ export async function updateKey(
         ...key,
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.disabled !== undefined ? { disabled: input.disabled ? 1 : 0 } : {}),
+        ...limitColumns(applyKeyLimit(keyLimitOf(key), input)),
         updated_at: isoNow(deps),
       };
       await updateKeyRow(tx, next);
+      const limit = keyLimitOf(next);
+      if (limit.limit_micros !== null) {
+        await seedBudgetCounter(
+          tx,
+          key.organization_id,
+          { kind: "key", hash: key.hash },
+          limit.limit_reset ?? "lifetime",
+          limit.include_byok_in_limit,
+          deps.now(),
+        );
+      }
       const before = auditedKey(key);
       const after = auditedKey(next);
       const changed = Object.keys(after).filter((f) => f !== "updated_at" && before[f] !== after[f]);

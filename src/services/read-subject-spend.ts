@@ -1,7 +1,8 @@
-import { budgetWindow } from "../domain/budget-window.js";
+import { type BudgetInterval, budgetWindow } from "../domain/budget-window.js";
 import type { Guardrail, ResetInterval } from "../domain/guardrail.js";
 import { workspaceDefaultGuardrailId } from "../domain/ids.js";
 import { microsToUsd } from "../domain/money.js";
+import { type BudgetLayerKind, type BudgetScope, counterIdOf } from "../domain/policy.js";
 import { findMemberGuardrailId } from "../storage/assignment-repo.js";
 import { findGuardrail } from "../storage/guardrail-repo.js";
 import type { Executor } from "../storage/schema.js";
@@ -14,13 +15,15 @@ export type SpendSubject = { kind: "key"; hash: string } | { kind: "member"; use
 
 /** A budget that counts the subject, with its current window (as a counter the gateway writes). */
 export interface SubjectBudget {
-  guardrail_id: string;
+  /** Null for a key's own limit and a workspace budget. */
+  guardrail_id: string | null;
+  layer: BudgetLayerKind;
   /** The workspace the budget applies in (a member's budgets are per workspace). */
   workspace_id: string | null;
-  scope: "key" | "member";
+  scope: BudgetScope;
   subject: string;
   limit_micros: number;
-  reset_interval: ResetInterval;
+  reset_interval: BudgetInterval;
 }
 
 /** The fields of the reference service's key object, in USD: spend per window beside the limit. */
@@ -38,17 +41,21 @@ export interface SubjectSpend {
   limit_remaining: number | null;
   limit_reset: ResetInterval | null;
   /** Every budget that counts the subject, with its window's settled spend and what is held. */
-  budgets: {
-    guardrail_id: string;
-    workspace_id: string | null;
-    scope: "key" | "member";
-    reset_interval: ResetInterval;
-    limit_usd: number;
-    spent_usd: number;
-    reserved_usd: number;
-    remaining_usd: number;
-    resets_at: string;
-  }[];
+  budgets: BudgetState[];
+}
+
+/** One budget's state in its current window; a lifetime one has no `resets_at`. */
+export interface BudgetState {
+  guardrail_id: string | null;
+  layer: BudgetLayerKind;
+  workspace_id: string | null;
+  scope: BudgetScope;
+  reset_interval: BudgetInterval;
+  limit_usd: number;
+  spent_usd: number;
+  reserved_usd: number;
+  remaining_usd: number;
+  resets_at: string | null;
 }
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
@@ -77,7 +84,7 @@ export async function readSubjectSpend(
     },
   );
   const counters: CounterKey[] = budgets.map((b) => ({
-    guardrail_id: b.guardrail_id,
+    guardrail_id: counterIdOf(b),
     scope: b.scope,
     subject: b.subject,
     reset_interval: b.reset_interval,
@@ -89,6 +96,7 @@ export async function readSubjectSpend(
     const reserved = usage[i]?.reserved_micros ?? 0;
     return {
       guardrail_id: b.guardrail_id,
+      layer: b.layer,
       workspace_id: b.workspace_id,
       scope: b.scope,
       reset_interval: b.reset_interval,
@@ -96,7 +104,7 @@ export async function readSubjectSpend(
       spent_usd: microsToUsd(spent),
       reserved_usd: microsToUsd(reserved),
       remaining_usd: microsToUsd(Math.max(0, b.limit_micros - spent)),
-      resets_at: budgetWindow(b.reset_interval, now).resetsAt.toISOString(),
+      resets_at: budgetWindow(b.reset_interval, now).resetsAt?.toISOString() ?? null,
     };
   });
   const tightest = states.reduce<(typeof states)[number] | undefined>(
@@ -114,7 +122,7 @@ export async function readSubjectSpend(
     byok_usage_monthly: microsToUsd(spend.byok_monthly),
     limit: tightest?.limit_usd ?? null,
     limit_remaining: tightest?.remaining_usd ?? null,
-    limit_reset: tightest?.reset_interval ?? null,
+    limit_reset: tightest && tightest.reset_interval !== "lifetime" ? tightest.reset_interval : null,
     budgets: states,
   };
 }
@@ -140,6 +148,7 @@ export async function memberBudgets(
       if (!g || g.limit_micros === null || g.reset_interval === null) continue;
       out.push({
         guardrail_id: g.id,
+        layer: id === assigned ? "member" : "workspace_default",
         workspace_id: workspaceId,
         scope: "member",
         subject: `${workspaceId}:${userId}`,

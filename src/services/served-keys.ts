@@ -7,21 +7,17 @@ import { type presentKey, presentKeys } from "./keys.js";
  */
 export async function presentServedKeys(
   deps: ServiceDeps,
-  organizationId: string,
   keys: readonly Parameters<typeof presentKey>[0][],
 ) {
-  return (await presentKeys(deps, organizationId, keys)).map((k) => {
+  return (await presentKeys(deps, keys)).map((k) => {
     if (k.workspace_id === null) throw new Error("a management key cannot be served as an inference key");
-    return { ...k, workspace_id: k.workspace_id };
+    // presentKeys reads every key's spend, so each served key carries its list of budgets.
+    return { ...k, workspace_id: k.workspace_id, budgets: k.budgets ?? [] };
   });
 }
 
-export async function presentServedKey(
-  deps: ServiceDeps,
-  organizationId: string,
-  key: Parameters<typeof presentKey>[0],
-) {
-  const [served] = await presentServedKeys(deps, organizationId, [key]);
+export async function presentServedKey(deps: ServiceDeps, key: Parameters<typeof presentKey>[0]) {
+  const [served] = await presentServedKeys(deps, [key]);
   if (served === undefined) throw new Error("a key presented is a key served");
   return served;
 }

@@ -5,6 +5,7 @@ import { deleteWorkspaceGuardrails } from "../storage/guardrail-repo.js";
 import { deleteWorkspaceKeys } from "../storage/key-repo.js";
 import { removeWorkspaceFromMembers } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
+import { deleteWorkspaceBudgets } from "../storage/workspace-budget-repo.js";
 import {
   deleteWorkspace,
   findDefaultWorkspace,
@@ -14,6 +15,7 @@ import {
   insertWorkspace,
   listWorkspaces,
   setDefaultWorkspace,
+  updateWorkspaceRow,
   type Workspace,
 } from "../storage/workspace-repo.js";
 import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
@@ -92,6 +94,49 @@ export async function getWorkspace(
   return ws;
 }
 
+/**
+ * Renames a workspace, or changes its slug or description (the reference SDK's workspaces.update),
+ * addressed by id or slug. A slug another workspace of the organization has is a 400.
+ */
+export async function updateWorkspace(
+  deps: ServiceDeps,
+  principal: Principal,
+  idOrSlug: string,
+  input: { name?: string; slug?: string; description?: string | null },
+): Promise<Workspace> {
+  const org = principal.organizationId;
+  return inTransaction(deps, async (tx) => {
+    const ws = isUuid(idOrSlug)
+      ? await findWorkspace(tx, org, idOrSlug, rowLock(deps, "update"))
+      : await findWorkspaceBySlug(tx, org, idOrSlug);
+    if (!ws) throw notFound();
+    if (input.slug !== undefined && input.slug !== ws.slug) {
+      const holder = await findWorkspaceBySlug(tx, org, input.slug);
+      if (holder && holder.id !== ws.id) {
+        throw invalidRequest([
+          { path: "/slug", message: "another workspace of the organization has this slug" },
+        ]);
+      }
+    }
+    const next: Workspace = {
+      ...ws,
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.slug !== undefined ? { slug: input.slug } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      updated_at: isoNow(deps),
+    };
+    await updateWorkspaceRow(tx, next);
+    await recordAudit(deps, tx, principal, {
+      action: "workspace.update",
+      resource_type: "workspace",
+      resource_id: ws.id,
+      before: { name: ws.name, slug: ws.slug, description: ws.description },
+      after: { name: next.name, slug: next.slug, description: next.description },
+    });
+    return next;
+  });
+}
+
 export async function listOrganizationWorkspaces(
   deps: ServiceDeps,
   principal: Principal,
@@ -131,6 +176,7 @@ export async function removeWorkspace(deps: ServiceDeps, principal: Principal, i
       await removeWorkspaceFromMembers(tx, org, id);
       await deleteWorkspaceGuardrails(tx, org, id);
       await deleteWorkspaceKeys(tx, org, id);
+      await deleteWorkspaceBudgets(tx, org, id);
       await deleteWorkspace(tx, org, id);
       const organization = await findOrganization(tx, org);
       if (organization?.default_workspace_id === id) await setDefaultWorkspace(tx, org, null);

@@ -82,7 +82,14 @@ export async function deleteWorkspaceKeys(
 export async function updateKeyRow(db: Executor, key: KeyRecord): Promise<void> {
   await db
     .updateTable("keys")
-    .set({ name: key.name, disabled: key.disabled, updated_at: key.updated_at })
+    .set({
+      name: key.name,
+      disabled: key.disabled,
+      updated_at: key.updated_at,
+      limit_micros: key.limit_micros,
+      limit_reset: key.limit_reset,
+      include_byok_in_limit: key.include_byok_in_limit,
+    })
     .where("organization_id", "=", key.organization_id)
     .where("hash", "=", key.hash)
     .execute();

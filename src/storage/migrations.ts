@@ -370,6 +370,30 @@ const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
         .execute();
     },
   },
+  "0009_key_limits_workspace_budgets": {
+    async up(db: AnyDb) {
+      // A key's own limit (docs/api.md#keys): null micro-dollars is no limit, a null reset a lifetime one.
+      await db.schema.alterTable("keys").addColumn("limit_micros", "bigint").execute();
+      await db.schema.alterTable("keys").addColumn("limit_reset", "text").execute();
+      await db.schema
+        .alterTable("keys")
+        .addColumn("include_byok_in_limit", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+      // At most one budget per workspace and interval: setting one again replaces it.
+      await db.schema
+        .createTable("workspace_budgets")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("workspace_id", "text", (c) => c.notNull())
+        .addColumn("reset_interval", "text", (c) => c.notNull())
+        .addColumn("limit_micros", "bigint", (c) => c.notNull())
+        .addColumn("include_byok_in_budgets", "integer", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .addUniqueConstraint("workspace_budgets_interval", ["workspace_id", "reset_interval"])
+        .execute();
+    },
+  },
 });
 
 export async function migrateToLatest(db: AnyDb, dialect: Dialect): Promise<void> {

@@ -33,6 +33,11 @@ export interface KeyTable {
   /** The member who owns an inference key, if any. */
   member_user_id: string | null;
   updated_at: string | null;
+  /** The key's own spending limit in micro-dollars; null: none. */
+  limit_micros: number | null;
+  /** daily, weekly or monthly; null: the limit is for the key's lifetime. */
+  limit_reset: string | null;
+  include_byok_in_limit: number;
 }
 
 export interface GuardrailTable {
@@ -124,8 +129,8 @@ export interface AuditTable {
 export interface BudgetUsageTable {
   organization_id: string;
   guardrail_id: string;
-  scope: "key" | "member";
-  /** The key's hash, or `<workspace_id>:<member_user_id>` for a member budget. */
+  scope: "key" | "member" | "workspace";
+  /** The key's hash, `<workspace_id>:<member_user_id>` for a member budget, the workspace's id for a workspace budget. */
   subject: string;
   reset_interval: string;
   window_start: string;
@@ -182,7 +187,7 @@ export interface SpendRollupTable {
 export interface BudgetAlertTable {
   organization_id: string;
   guardrail_id: string;
-  scope: "key" | "member";
+  scope: "key" | "member" | "workspace";
   subject: string;
   reset_interval: string;
   window_start: string;
@@ -203,6 +208,19 @@ export interface ConsoleSessionTable {
   expires_at: string;
 }
 
+/** A workspace's budget for one interval (daily, weekly, monthly or lifetime), over all its keys. */
+export interface WorkspaceBudgetTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  reset_interval: string;
+  limit_micros: number;
+  /** Workspace-wide: every budget row of a workspace carries the same value. */
+  include_byok_in_budgets: number;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   workspaces: WorkspaceTable;
@@ -220,6 +238,7 @@ export interface Database {
   spend_rollup: SpendRollupTable;
   budget_alerts: BudgetAlertTable;
   console_sessions: ConsoleSessionTable;
+  workspace_budgets: WorkspaceBudgetTable;
 }
 
 export type Db = Kysely<Database>;

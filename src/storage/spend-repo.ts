@@ -11,7 +11,7 @@ import { insertRow, runShaped } from "./shaped-query.js";
 /** One budget counter: a guardrail's budget for one subject in one calendar window. */
 export interface CounterKey {
   guardrail_id: string;
-  scope: "key" | "member";
+  scope: "key" | "member" | "workspace";
   subject: string;
   reset_interval: string;
   window_start: string;

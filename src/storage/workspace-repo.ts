@@ -116,3 +116,13 @@ export async function findWorkspaceBySlug(
     .where("slug", "=", slug)
     .executeTakeFirst();
 }
+
+/** Writes a workspace's editable fields. */
+export async function updateWorkspaceRow(db: Executor, ws: Workspace): Promise<void> {
+  await db
+    .updateTable("workspaces")
+    .set({ name: ws.name, slug: ws.slug, description: ws.description, updated_at: ws.updated_at })
+    .where("organization_id", "=", ws.organization_id)
+    .where("id", "=", ws.id)
+    .execute();
+}

@@ -207,6 +207,8 @@ export function clientFor(server: TestServer, key: string | null) {
       call(server, "POST", path, { key, body, ...o }),
     patch: (path: string, body?: unknown, o: RequestOptions = {}) =>
       call(server, "PATCH", path, { key, body, ...o }),
+    put: (path: string, body?: unknown, o: RequestOptions = {}) =>
+      call(server, "PUT", path, { key, body, ...o }),
     delete: (path: string, o: RequestOptions = {}) => call(server, "DELETE", path, { key, ...o }),
   };
 }

@@ -104,29 +104,51 @@ describe(`the reference SDK @openrouter/sdk on every resource served, on ${TEST_
     assert.ok(gone instanceof NotFoundResponseError, String(gone));
   });
 
-  it("a key limit asked for on create or update is a 400 saying key limits are not supported yet, and nothing is stored (docs/api.md#keys)", async () => {
+  it("apiKeys: a key's own limit set on create and update, with limit_remaining, limit_reset and include_byok_in_limit, the same on getCurrentKeyMetadata (docs/api.md#keys)", async () => {
     const org = await bench.server.newOrg();
     const admin = sdk(org.key);
-    const err = await rejection(
-      admin.apiKeys.create({ requestBody: { name: "capped", limit: 10, limitReset: "daily" } }),
+    const created = await admin.apiKeys.create({
+      requestBody: { name: "capped", limit: 10, limitReset: "daily", includeByokInLimit: true },
+    });
+    const k = created.data;
+    assert.equal(k.limit, 10);
+    assert.equal(k.limitRemaining, 10);
+    assert.equal(k.limitReset, "daily");
+    assert.equal(k.includeByokInLimit, true);
+
+    await sdk(created.key).chat.send({
+      chatRequest: { model: LLAMA, messages: [{ role: "user", content: "hello there" }] },
+    });
+    const got = (await admin.apiKeys.get({ hash: k.hash })).data;
+    assert.ok(got.usageDaily > 0);
+    assert.equal(got.limitRemaining, Math.round((10 - got.usageDaily) * 1e6) / 1e6);
+    const current = (await sdk(created.key).apiKeys.getCurrentKeyMetadata()).data;
+    assert.equal(current.limit, 10);
+    assert.equal(current.limitRemaining, got.limitRemaining);
+    assert.equal(current.limitReset, "daily");
+
+    const updated = (
+      await admin.apiKeys.update({
+        hash: k.hash,
+        requestBody: { limit: 2.5, limitReset: null, includeByokInLimit: false },
+      })
+    ).data;
+    assert.equal(updated.limit, 2.5);
+    assert.equal(updated.limitReset, null, "null: the key's lifetime");
+    assert.equal(updated.includeByokInLimit, false);
+    const listed = (await admin.apiKeys.list()).data;
+    assert.deepEqual(
+      listed.map((x) => [x.hash, x.limit]),
+      [[k.hash, 2.5]],
     );
+    const removed = (await admin.apiKeys.update({ hash: k.hash, requestBody: { limit: null } })).data;
+    assert.equal(removed.limit, null);
+    assert.equal(removed.limitRemaining, null);
+
+    const err = await rejection(admin.apiKeys.create({ requestBody: { name: "bad", limit: -1 } }));
     assert.ok(err instanceof BadRequestResponseError, String(err));
     assert.equal(err.error.message, "Invalid request parameters");
-    const metadata = err.error.metadata as { reason: string; issues: { path: string; message: string }[] };
-    assert.equal(metadata.reason, "key_limits_not_supported");
-    assert.deepEqual(
-      metadata.issues.map((i) => i.path),
-      ["/limit", "/limit_reset"],
-    );
-    assert.match(metadata.issues[0]?.message ?? "", /not supported yet/);
-    assert.equal((await admin.apiKeys.list({ includeDisabled: true })).data.length, 0);
-
-    const k = (await admin.apiKeys.create({ requestBody: { name: "plain", limit: null } })).data;
-    const upd = await rejection(
-      admin.apiKeys.update({ hash: k.hash, requestBody: { name: "changed", includeByokInLimit: true } }),
-    );
-    assert.ok(upd instanceof BadRequestResponseError, String(upd));
-    assert.equal((await admin.apiKeys.get({ hash: k.hash })).data.name, "plain");
+    assert.equal((await admin.apiKeys.list({ includeDisabled: true })).data.length, 1, "nothing stored");
   });
 
   it("workspaces: create with a slug, get by id and by slug, list, members listed, added and removed, delete (docs/api.md#workspace-members)", async () => {
@@ -189,6 +211,74 @@ describe(`the reference SDK @openrouter/sdk on every resource served, on ${TEST_
     assert.deepEqual(await admin.workspaces.delete({ id: ws.id }), { deleted: true });
     const gone = await rejection(admin.workspaces.get({ id: ws.id }));
     assert.ok(gone instanceof NotFoundResponseError, String(gone));
+  });
+
+  it("workspaces: setBudget, getBudget, listBudgets and deleteBudget validate, and the gateway enforces the budget over the workspace's keys (docs/api.md#workspace-budgets)", async () => {
+    const org = await bench.server.newOrg();
+    const admin = sdk(org.key);
+    const ws = (
+      await admin.workspaces.create({ createWorkspaceRequest: { name: "Budgeted", slug: "budgeted" } })
+    ).data;
+    const set = await admin.workspaces.setBudget({
+      workspaceRef: ws.id,
+      interval: "daily",
+      upsertWorkspaceBudgetRequest: { limitUsd: 0.000001 },
+    });
+    assert.equal(set.data.workspaceId, ws.id);
+    assert.equal(set.data.limitUsd, 0.000001);
+    assert.equal(set.data.resetInterval, "daily");
+    assert.equal(set.includeByokInBudgets, false);
+    const lifetime = await admin.workspaces.setBudget({
+      workspaceRef: "budgeted",
+      interval: "lifetime",
+      upsertWorkspaceBudgetRequest: { limitUsd: 50, includeByokInBudgets: true },
+    });
+    assert.equal(lifetime.data.resetInterval, null);
+    assert.equal(lifetime.includeByokInBudgets, true);
+
+    const got = await admin.workspaces.getBudget({ workspaceRef: ws.id, interval: "daily" });
+    assert.deepEqual(got.data, set.data);
+    assert.equal(got.includeByokInBudgets, true, "the setting is workspace-wide");
+    const listed = await admin.workspaces.listBudgets({ workspaceRef: "budgeted" });
+    assert.deepEqual(
+      listed.data.map((b) => [b.resetInterval, b.limitUsd]),
+      [
+        ["daily", 0.000001],
+        [null, 50],
+      ],
+    );
+
+    // A key of the workspace is held by its daily budget, and the refusal names the layer.
+    const key = (await admin.apiKeys.create({ requestBody: { name: "in budgeted", workspaceId: ws.id } }))
+      .key;
+    const refused = await rejection(
+      sdk(key).chat.send({ chatRequest: { model: SONNET, messages: [{ role: "user", content: "hi" }] } }),
+    );
+    assert.ok(refused instanceof OpenRouterError, String(refused));
+    assert.equal(refused.statusCode, 403);
+    assert.match(refused.body, /"layer":"workspace_budget"/);
+
+    assert.deepEqual(await admin.workspaces.deleteBudget({ workspaceRef: ws.id, interval: "daily" }), {
+      deleted: true,
+    });
+    const none = await rejection(admin.workspaces.getBudget({ workspaceRef: ws.id, interval: "daily" }));
+    assert.ok(none instanceof NotFoundResponseError, String(none));
+    const answer = (await sdk(key).chat.send({
+      chatRequest: { model: SONNET, messages: [{ role: "user", content: "hi" }] },
+    })) as ChatResult;
+    assert.equal(answer.object, "chat.completion");
+
+    const bad = await rejection(
+      admin.workspaces.setBudget({
+        workspaceRef: ws.id,
+        interval: "weekly",
+        upsertWorkspaceBudgetRequest: { limitUsd: 0 },
+      }),
+    );
+    assert.ok(bad instanceof BadRequestResponseError, String(bad));
+    const other = sdk((await bench.server.newOrg()).key);
+    const hidden = await rejection(other.workspaces.listBudgets({ workspaceRef: ws.id }));
+    assert.ok(hidden instanceof NotFoundResponseError, String(hidden));
   });
 
   it("organization.listMembers lists the members; endpoints.list and models.count describe the catalog (docs/api.md#the-reference-sdk)", async () => {
@@ -264,6 +354,64 @@ describe(`the reference SDK @openrouter/sdk on every resource served, on ${TEST_
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
     assert.equal(text, whole.choices[0]?.message.content);
     assert.ok(chunks.at(-1)?.usage, "the usage chunk");
+  });
+
+  it("workspaces.update renames a workspace and changes its slug and description, by id or slug; a taken slug is 400, an unknown workspace 404 (docs/api.md#workspaces-and-keys)", async () => {
+    const org = await bench.server.newOrg();
+    const admin = sdk(org.key);
+    const ws = (await admin.workspaces.create({ createWorkspaceRequest: { name: "Old", slug: "old" } })).data;
+    const updated = (
+      await admin.workspaces.update({
+        id: "old",
+        updateWorkspaceRequest: { name: "New", slug: "new", description: "renamed" },
+      })
+    ).data;
+    assert.deepEqual(
+      [updated.id, updated.name, updated.slug, updated.description],
+      [ws.id, "New", "new", "renamed"],
+    );
+    assert.equal(typeof updated.updatedAt, "string");
+    assert.deepEqual((await admin.workspaces.get({ id: "new" })).data, updated);
+    const cleared = (
+      await admin.workspaces.update({ id: ws.id, updateWorkspaceRequest: { description: null } })
+    ).data;
+    assert.equal(cleared.description, null);
+    assert.equal(cleared.name, "New", "fields not sent are kept");
+
+    const taken = await rejection(
+      admin.workspaces.update({ id: ws.id, updateWorkspaceRequest: { slug: "default" } }),
+    );
+    assert.ok(taken instanceof BadRequestResponseError, String(taken));
+    const unsupported = await rejection(
+      admin.workspaces.update({ id: ws.id, updateWorkspaceRequest: { defaultTextModel: "openai/gpt-5" } }),
+    );
+    assert.ok(unsupported instanceof BadRequestResponseError, String(unsupported));
+    assert.equal(
+      (await admin.workspaces.get({ id: ws.id })).data.slug,
+      "new",
+      "a refused update changes nothing",
+    );
+    const other = await rejection(
+      sdk((await bench.server.newOrg()).key).workspaces.update({
+        id: ws.id,
+        updateWorkspaceRequest: { name: "x" },
+      }),
+    );
+    assert.ok(other instanceof NotFoundResponseError, String(other));
+  });
+
+  it("models.get reads one model of the catalog, variants included; an unknown one is a typed 404 (docs/api.md#the-reference-sdk)", async () => {
+    const org = await bench.server.newOrg();
+    const model = (await sdk(org.key).models.get({ author: "meta-llama", slug: "llama-3.1-8b-instruct" }))
+      .data;
+    assert.equal(model.id, LLAMA);
+    assert.equal(model.contextLength, 131072);
+    const free = (
+      await sdk(org.key).models.get({ author: "meta-llama", slug: "llama-3.3-70b-instruct:free" })
+    ).data;
+    assert.equal(free.id, "meta-llama/llama-3.3-70b-instruct:free");
+    const missing = await rejection(sdk(org.key).models.get({ author: "nobody", slug: "nothing" }));
+    assert.ok(missing instanceof NotFoundResponseError, String(missing));
   });
 
   it("a call for something not served here is a 404 in the error envelope (docs/api.md#the-reference-sdk)", async () => {

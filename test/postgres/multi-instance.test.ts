@@ -374,6 +374,70 @@ describe("several instances on one PostgreSQL database (docs/deployment.md#the-s
     assert.equal(state.reserved_usd, 0, "no reservation is left behind");
   });
 
+  it("100 concurrent chats over two instances against a $0.05 daily key limit and a tight one: at least 95 served on the first, spend within one request's cost of each, nothing stays reserved (docs/gateway.md#budgets)", async () => {
+    const ask = {
+      model: "mistralai/mistral-small-3.2-24b-instruct",
+      messages: [{ role: "user", content: "hi" }],
+    };
+    // 10 prompt tokens at 0.06 and 300 completion tokens at 0.18, rounded up.
+    const each = Math.ceil(10 * 0.06 + 300 * 0.18);
+    // The tight limit holds only three default allowances at once, so most of a burst is told to
+    // retry (429) while those are in flight: what matters there is that spend stays within it.
+    for (const [limit, atLeast] of [
+      [50_000, 95],
+      [20 * each + Math.floor(each / 2), 1],
+    ] as const) {
+      const spender = await newKey(a, { limit: limit / 1e6, limit_reset: "daily" });
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          send((i % 2 ? a : b).origin, "POST", "/api/v1/chat/completions", spender.secret, ask),
+        ),
+      );
+      const served = answers.filter((r) => r.status === 200).length;
+      const refused = answers.filter((r) => r.status === 403 || r.status === 429);
+      assert.equal(served + refused.length, 100, `only 200, 403 and 429: ${answers.map((r) => r.status)}`);
+      assert.ok(served >= atLeast, `served ${served} of 100 under ${limit}`);
+      assert.ok(refused.every((r) => r.body.error.metadata.layer === "key_limit"));
+      const [state] = (await current(b, spender.secret)).budgets;
+      assert.equal(state.layer, "key_limit");
+      const spent = Math.round(state.spent_usd * 1e6);
+      assert.equal(spent, served * each, "every served request is charged exactly once");
+      assert.ok(spent <= limit + each, `spent ${spent} passes ${limit} by more than ${each}`);
+      assert.equal(state.reserved_usd, 0, "no reservation is left behind");
+    }
+  });
+
+  it("100 concurrent chats from four keys over two instances against a workspace budget: spend within one request's cost, nothing stays reserved (docs/gateway.md#budgets)", async () => {
+    const ask = {
+      model: "mistralai/mistral-small-3.2-24b-instruct",
+      messages: [{ role: "user", content: "hi" }],
+    };
+    const each = Math.ceil(10 * 0.06 + 300 * 0.18);
+    const limit = 20 * each + Math.floor(each / 2);
+    const ws = expect(await send(a.origin, "POST", "/api/v1/workspaces", key, { name: "budgeted" }), 201).body
+      .data;
+    const path = `/api/v1/workspaces/${ws.id}/budgets/weekly`;
+    expect(await send(b.origin, "PUT", path, key, { limit_usd: limit / 1e6 }), 200);
+    const keys: { secret: string; hash: string }[] = [];
+    for (let i = 0; i < 4; i++) keys.push(await newKey(i % 2 ? a : b, { workspace_id: ws.id }));
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        send((i % 2 ? a : b).origin, "POST", "/api/v1/chat/completions", keys[i % 4]?.secret ?? "", ask),
+      ),
+    );
+    const served = answers.filter((r) => r.status === 200).length;
+    const refused = answers.filter((r) => r.status === 403 || r.status === 429);
+    assert.equal(served + refused.length, 100, `only 200, 403 and 429: ${answers.map((r) => r.status)}`);
+    assert.ok(served >= 1 && served < 100, `served ${served}`);
+    assert.ok(refused.every((r) => r.body.error.metadata.layer === "workspace_budget"));
+    const [state] = (await current(a, keys[3]?.secret ?? "")).budgets;
+    assert.equal(state.layer, "workspace_budget");
+    const spent = Math.round(state.spent_usd * 1e6);
+    assert.equal(spent, served * each, "every served request is charged exactly once");
+    assert.ok(spent <= limit + each, `spent ${spent} passes ${limit} by more than ${each}`);
+    assert.equal(state.reserved_usd, 0, "no reservation is left behind");
+  });
+
   it("a burst over two instances on a nearly spent budget: 429 budget_reserved while requests are in flight, 403 budget_exhausted once spend is settled at the limit (docs/gateway.md#budgets)", async () => {
     const probe = await newKey(a);
     const roomy = await newGuardrail(a, { limit_usd: 100, reset_interval: "monthly" });

@@ -3,14 +3,26 @@ import type { FastifyInstance } from "fastify";
 import { REGIONS } from "../../domain/catalog.js";
 import { AppError } from "../../domain/errors.js";
 import { presentGuardrail } from "../../domain/guardrail.js";
+import { presentKeyLimit } from "../../domain/key-limit.js";
 import { microsToUsd } from "../../domain/money.js";
 import { readUsage } from "../../gateway/spend.js";
 import type { ServiceDeps } from "../../services/context.js";
-import { budgetStatuses, presentPolicy, resolveKeyPolicy } from "../../services/effective-policy.js";
+import {
+  type BudgetStatus,
+  budgetStatuses,
+  presentPolicy,
+  resolveKeyPolicy,
+} from "../../services/effective-policy.js";
 import { NO_USAGE, readKeyUsage } from "../../services/key-usage.js";
+import { keyLimitOf } from "../../services/keys.js";
 import { principalOf } from "../auth.js";
 import { errorResponses } from "../schemas/common.js";
 import { asSent, CurrentKeyResponse } from "../schemas/responses.js";
+
+/** Settled spend on the key's own limit in its current window (0 without one). */
+function keyLimitSpent(statuses: readonly BudgetStatus[]): number {
+  return statuses.find((b) => b.layer === "key_limit")?.spent_micros ?? 0;
+}
 
 /** GET /api/v1/key: the calling inference key, the guardrails that govern it and its effective policy. */
 export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
@@ -38,6 +50,7 @@ export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): vo
       if (key.workspace_id === null) throw new AppError("invalid_api_key");
       const now = deps.now();
       const usage = await readUsage(deps, key, policy, now);
+      const statuses = budgetStatuses(policy, now, usage);
       const spent = (await readKeyUsage(deps, key.organization_id, [key.hash], now)).get(key.hash);
       return {
         data: {
@@ -53,10 +66,7 @@ export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): vo
           is_management_key: false,
           is_provisioning_key: false,
           is_free_tier: false,
-          limit: null,
-          limit_remaining: null,
-          limit_reset: null,
-          include_byok_in_limit: false,
+          ...presentKeyLimit(keyLimitOf(key), keyLimitSpent(statuses)),
           ...(spent ?? NO_USAGE),
           rate_limit: { requests: -1, interval: "10s", note: "This field is deprecated and safe to ignore." },
           free_model_daily_requests: { limit: -1, remaining: -1, used: 0 },
@@ -64,7 +74,7 @@ export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): vo
           // Every region when no guardrail restricts them: the reference SDK reads a list, never null.
           allowed_data_regions: policy.allowed_data_regions ?? [...REGIONS],
           effective_policy: presentPolicy(policy, families),
-          budgets: budgetStatuses(policy, now, usage).map((b) => ({
+          budgets: statuses.map((b) => ({
             guardrail_id: b.guardrail_id,
             layer: b.layer,
             scope: b.scope,
@@ -76,7 +86,7 @@ export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): vo
             reserved_usd: microsToUsd(b.reserved_micros),
             remaining_usd: microsToUsd(b.limit_micros - b.spent_micros - b.reserved_micros),
             window_start: b.window.start.toISOString(),
-            resets_at: b.window.resetsAt.toISOString(),
+            resets_at: b.window.resetsAt?.toISOString() ?? null,
           })),
         },
       };

@@ -77,7 +77,7 @@ export function evaluateRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
             limit_usd: microsToUsd(b.layer.limit_micros),
             spend_usd: microsToUsd(prepared.spent[i] ?? 0),
             reserved_usd: microsToUsd(prepared.reserved[i] ?? 0),
-            resets_at: b.window.resetsAt.toISOString(),
+            resets_at: b.window.resetsAt?.toISOString() ?? null,
             counts: b.counts,
           })),
           worst_case_cost_usd: microsToUsd(d.worst_case_micros),

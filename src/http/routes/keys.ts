@@ -8,15 +8,18 @@ import {
   getKey,
   listKeys,
   presentKey,
+  readKeySpend,
   removeKey,
   updateKey,
 } from "../../services/keys.js";
 import { presentServedKey, presentServedKeys } from "../../services/served-keys.js";
 import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
+import { BudgetState as KeyBudget } from "../schemas/responses.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
 
 const Usd = Type.Number({ description: "USD." });
+/** One budget layer that counts a key, in its current window. */
 const Key = Type.Object({
   hash: Type.String({ description: "SHA-256 of the secret: the key's public identifier." }),
   name: Type.String(),
@@ -31,10 +34,17 @@ const Key = Type.Object({
   created_at: Type.String({ format: "date-time" }),
   updated_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
   expires_at: Type.Null({ description: "Always null: keys do not expire here." }),
-  limit: Type.Null({ description: "A key's own limit is not served yet; use a guardrail's limit_usd." }),
-  limit_remaining: Type.Null(),
-  limit_reset: Type.Null(),
-  include_byok_in_limit: Type.Boolean(),
+  limit: Type.Union([Usd, Type.Null()], { description: "The key's own spending limit in USD; null: none." }),
+  limit_remaining: Type.Union([Usd, Type.Null()], {
+    description:
+      "What the key's own limit has left in its current window (settled spend only); null without a limit.",
+  }),
+  limit_reset: Type.Union([Type.Enum(["daily", "weekly", "monthly"]), Type.Null()], {
+    description: "The window of the key's own limit (UTC calendar windows); null: the key's lifetime.",
+  }),
+  include_byok_in_limit: Type.Boolean({
+    description: "Whether bring-your-own-key spend counts on the key's own limit.",
+  }),
   usage: Type.Number({ description: "USD spent on the service's provider accounts, all time." }),
   usage_daily: Type.Number({ description: "The same in the current UTC day." }),
   usage_weekly: Type.Number({ description: "The same in the current UTC week, from Monday." }),
@@ -43,20 +53,25 @@ const Key = Type.Object({
   byok_usage_daily: Usd,
   byok_usage_weekly: Usd,
   byok_usage_monthly: Usd,
+  budgets: Type.Array(KeyBudget, {
+    description:
+      "Every budget layer that counts the key, in the order the gateway checks them (docs/gateway.md#budgets).",
+  }),
 });
-const NoLimit = {
+const LimitFields = {
   limit: Type.Optional(
-    Type.Union([Type.Number(), Type.Null()], {
-      description: "Only null is accepted: a key's own limit is not supported yet (400).",
+    Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+      description:
+        "The key's own spending limit in USD, kept to the micro-dollar; null removes it. Enforced by the gateway as a budget layer.",
     }),
   ),
   limit_reset: Type.Optional(
     Type.Union([Type.Enum(["daily", "weekly", "monthly"]), Type.Null()], {
-      description: "Only null is accepted, as for limit.",
+      description: "The limit's UTC calendar window; null: the limit is for the key's lifetime.",
     }),
   ),
   include_byok_in_limit: Type.Optional(
-    Type.Boolean({ description: "Only false is accepted, as for limit." }),
+    Type.Boolean({ description: "Whether bring-your-own-key spend counts on the limit (default false)." }),
   ),
 };
 const CreateKeyBody = Type.Object(
@@ -76,7 +91,7 @@ const CreateKeyBody = Type.Object(
       }),
     ),
     expires_at: Type.Optional(Type.Null({ description: "Keys do not expire here; only null is accepted." })),
-    ...NoLimit,
+    ...LimitFields,
   },
   { additionalProperties: false },
 );
@@ -86,7 +101,7 @@ const UpdateKeyBody = Type.Object(
     disabled: Type.Optional(
       Type.Boolean({ description: "A disabled key is refused (401) until enabled again." }),
     ),
-    ...NoLimit,
+    ...LimitFields,
   },
   { additionalProperties: false },
 );
@@ -131,7 +146,10 @@ export function keyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
         return {
           status: 201,
           headers: { location: `/api/v1/keys/${created.record.hash}` },
-          body: { data: presentKey(created.record), key: created.secret },
+          body: {
+            data: presentKey(created.record, await readKeySpend(deps, created.record, tx)),
+            key: created.secret,
+          },
         };
       });
       reply.header("cache-control", "no-store");
@@ -159,7 +177,7 @@ export function keyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
         includeDisabled: query.include_disabled === true,
       });
       return {
-        data: await presentServedKeys(deps, principal.organizationId, result.items),
+        data: await presentServedKeys(deps, result.items),
         total_count: result.total,
       };
     },
@@ -179,7 +197,7 @@ export function keyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
     async (request) => {
       const principal = principalOf(request);
       const key = await getKey(deps, principal, request.params.hash);
-      return { data: await presentServedKey(deps, principal.organizationId, key) };
+      return { data: await presentServedKey(deps, key) };
     },
   );
 
@@ -189,7 +207,7 @@ export function keyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
       config,
       schema: {
         tags,
-        summary: "Rename, disable or enable an inference key",
+        summary: "Rename, disable or enable an inference key, or set its own limit",
         params: HashParams,
         body: UpdateKeyBody,
         response: { 200: dataOf(Key), ...errorResponses(400, 401, 403, 404) },
@@ -198,7 +216,7 @@ export function keyRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
     async (request) => {
       const principal = principalOf(request);
       const key = await updateKey(deps, principal, request.params.hash, request.body);
-      return { data: await presentServedKey(deps, principal.organizationId, key) };
+      return { data: await presentServedKey(deps, key) };
     },
   );
 

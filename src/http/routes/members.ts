@@ -15,6 +15,7 @@ import {
 import { readMemberSpend } from "../../services/read-subject-spend.js";
 import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
+import { BudgetState } from "../schemas/responses.js";
 import { IdempotencyHeaders, idempotencyOf, sendStored } from "./idempotent.js";
 
 const UserId = Type.String({
@@ -46,19 +47,7 @@ const MemberSpend = Type.Object({
   limit: NullableUsd("The limit of the member budget with the least left; null without one."),
   limit_remaining: NullableUsd("What that budget has left in its window (settled spend only)."),
   limit_reset: Type.Union([Type.Enum(["daily", "weekly", "monthly"]), Type.Null()]),
-  budgets: Type.Array(
-    Type.Object({
-      guardrail_id: Uuid,
-      workspace_id: Type.Union([Uuid, Type.Null()]),
-      scope: Type.Enum(["key", "member"]),
-      reset_interval: Type.Enum(["daily", "weekly", "monthly"]),
-      limit_usd: Type.Number(),
-      spent_usd: Type.Number(),
-      reserved_usd: Type.Number(),
-      remaining_usd: Type.Number(),
-      resets_at: Type.String({ format: "date-time" }),
-    }),
-  ),
+  budgets: Type.Array(BudgetState),
 });
 
 const Member = Type.Object({

@@ -4,7 +4,7 @@ import Type from "typebox";
 import { notFound } from "../../domain/errors.js";
 import type { ServiceDeps } from "../../services/context.js";
 import { presentModel, presentModelEndpoints } from "../../services/present-model.js";
-import { errorResponses } from "../schemas/common.js";
+import { dataOf, errorResponses } from "../schemas/common.js";
 import {
   asSent,
   ModelCountResponse,
@@ -80,6 +80,24 @@ export function modelRoutes(
     async (request) => {
       const { author, name } = request.params;
       return retrieve(`${author}/${name}`);
+    },
+  );
+  // The reference SDK's models.get: the model wrapped in `data`, under /model/ (singular).
+  app.get(
+    "/api/v1/model/:author/:slug",
+    {
+      ...asSent,
+      schema: {
+        tags: ["Models"],
+        security: [],
+        summary: "One model of the catalog, as the reference SDK's models.get reads it",
+        params: Type.Object({ author: Type.String(), slug: Type.String() }),
+        response: { 200: dataOf(ModelResponse), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { author, slug } = request.params as { author: string; slug: string };
+      return { data: await retrieve(`${author}/${slug}`) };
     },
   );
   // Model slugs are author/name, so the path has two segments before /endpoints.

@@ -11,6 +11,7 @@ import {
   listOrganizationWorkspaces,
   presentWorkspace,
   removeWorkspace,
+  updateWorkspace,
 } from "../../services/workspaces.js";
 import { principalOf } from "../auth.js";
 import { Deleted, dataOf, errorResponses, listOf, Pagination, page, Uuid } from "../schemas/common.js";
@@ -51,6 +52,24 @@ const CreateWorkspaceBody = Type.Object(
   { additionalProperties: false },
 );
 const IdParams = Type.Object({ id: Type.String() });
+/** Settings this service does not have are accepted only with the value that means "off". */
+const OffSetting = (schema: Parameters<typeof Type.Optional>[0]) => Type.Optional(schema);
+const UpdateWorkspaceBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    slug: Type.Optional(Slug),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
+    default_text_model: OffSetting(Type.Null()),
+    default_image_model: OffSetting(Type.Null()),
+    default_provider_sort: OffSetting(Type.Null()),
+    disabled_server_tools: OffSetting(Type.Union([Type.Null(), Type.Array(Type.String(), { maxItems: 0 })])),
+    io_logging_api_key_ids: OffSetting(Type.Null()),
+    is_data_discount_logging_enabled: OffSetting(Type.Literal(false)),
+    is_observability_broadcast_enabled: OffSetting(Type.Literal(false)),
+    is_observability_io_logging_enabled: OffSetting(Type.Literal(false)),
+  },
+  { additionalProperties: false },
+);
 
 export function workspaceRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
@@ -118,6 +137,37 @@ export function workspaceRoutes(parent: FastifyInstance, deps: ServiceDeps): voi
     async (request) => ({
       data: presentWorkspace(await getWorkspace(deps, principalOf(request), request.params.id)),
     }),
+  );
+
+  app.patch(
+    "/api/v1/workspaces/:id",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Update a workspace",
+        description:
+          "Changes its name, slug or description (by id or slug, as the reference SDK's workspaces.update). Settings this service does not have (default models, logging, server tools) are accepted only with the value that leaves them off.",
+        params: IdParams,
+        body: UpdateWorkspaceBody,
+        response: { 200: dataOf(Workspace), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const body = request.body as { name?: string; slug?: string; description?: string | null };
+      const input = {
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.slug !== undefined ? { slug: body.slug } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+      };
+      const ws = await updateWorkspace(
+        deps,
+        principalOf(request),
+        (request.params as { id: string }).id,
+        input,
+      );
+      return { data: presentWorkspace(ws) };
+    },
   );
 
   app.delete(

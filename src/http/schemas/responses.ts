@@ -16,13 +16,35 @@ const Region = Type.String({ enum: ["global", "europe", "us"] });
 /** Serialize as sent: the route's response schema documents, it does not reshape. */
 export const asSent = { serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
 
+/** A budget layer: a guardrail's budget, the key's own limit, or one of its workspace's budgets. */
 const Budget = Type.Object({
-  guardrail_id: Uuid,
-  layer: Type.String(),
-  scope: Type.String({ enum: ["key", "member"] }),
-  reset_interval: Type.String({ enum: ["daily", "weekly", "monthly"] }),
+  guardrail_id: Nullable(Uuid),
+  layer: Type.String({ enum: ["key_limit", "key", "member", "workspace_default", "workspace_budget"] }),
+  scope: Type.String({ enum: ["key", "member", "workspace"] }),
+  reset_interval: Type.String({ enum: ["daily", "weekly", "monthly", "lifetime"] }),
   limit_usd: Type.Number(),
-  resets_at: Type.String({ format: "date-time" }),
+  resets_at: Nullable(Type.String({ format: "date-time" })),
+});
+
+/** A budget layer that counts a key or member, with its current window (key and member objects). */
+export const BudgetState = Type.Object({
+  guardrail_id: Type.Union([Uuid, Type.Null()], {
+    description: "The guardrail whose budget this is; null for the key's own limit and a workspace budget.",
+  }),
+  layer: Type.Enum(["key_limit", "key", "member", "workspace_default", "workspace_budget"]),
+  workspace_id: Type.Union([Uuid, Type.Null()]),
+  scope: Type.Enum(["key", "member", "workspace"], {
+    description:
+      "Whose spend it counts: this key, its member's keys in the workspace, or the workspace's keys.",
+  }),
+  reset_interval: Type.Enum(["daily", "weekly", "monthly", "lifetime"]),
+  limit_usd: Type.Number({ description: "The limit in USD." }),
+  spent_usd: Type.Number({ description: "Settled spend in the current window." }),
+  reserved_usd: Type.Number({ description: "Held by requests in flight." }),
+  remaining_usd: Type.Number({ description: "The limit minus settled spend, never below 0." }),
+  resets_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+    description: "When the window ends; null for a lifetime budget.",
+  }),
 });
 
 export const CurrentKeyResponse = Type.Object({
