@@ -10,7 +10,6 @@ import {
 } from "./content-filters.js";
 import { type Issue, invalidRequest } from "./errors.js";
 import { MAX_LIMIT_USD, microsToUsd, usdToMicros } from "./money.js";
-
 import { RESET_INTERVALS, type ResetInterval } from "./reset-interval.js";
 
 export { RESET_INTERVALS, type ResetInterval };
