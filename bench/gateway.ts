@@ -61,14 +61,14 @@ const ALL_PATHS: Path[] = [
   {
     name: "gateway-none",
     label: "gateway, no guardrail",
-    start: (o) => startServer("gateway", { BENCH_UPSTREAM_URL: o, BENCH_GATEWAY_POLICY: "none" }),
+    start: (o) => startServer("gateway", { BENCH_UPSTREAM_URL: o, BENCH_GATEWAY_POLICY: "none" }, true),
     route: "/api/v1/chat/completions",
     open: true,
   },
   {
     name: "gateway-full",
     label: "gateway, full guardrail",
-    start: (o) => startServer("gateway", { BENCH_UPSTREAM_URL: o, BENCH_GATEWAY_POLICY: "full" }),
+    start: (o) => startServer("gateway", { BENCH_UPSTREAM_URL: o, BENCH_GATEWAY_POLICY: "full" }, true),
     route: "/api/v1/chat/completions",
     open: true,
   },

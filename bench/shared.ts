@@ -57,20 +57,6 @@ export function updateBodies(count: number): string[] {
   );
 }
 
-const CHAT_BODY = JSON.stringify({
-  model: "meta-llama/llama-3.1-8b-instruct",
-  messages: [
-    { role: "system", content: "You are a concise assistant." },
-    { role: "user", content: "Summarize the weekly report for the team in two sentences, please." },
-  ],
-  max_tokens: 200,
-});
-
-/** The chat completion of the gateway benchmarks, POSTed to `path` (gateway or upstream). */
-export function chatLoad(path: string): { path: string; method: "POST"; body: string } {
-  return { path, method: "POST", body: CHAT_BODY };
-}
-
 /**
  * Ten custom patterns, written so RE2 (this service) and JavaScript's RegExp (the peer gateway's
  * regexMatch check) read them alike: no inline flags, no lookaround, no backreferences.

@@ -23,7 +23,13 @@ const upstreamUrl = process.env.BENCH_UPSTREAM_URL;
 if (!upstreamUrl) throw new Error("BENCH_UPSTREAM_URL is required");
 const loaded = loadCatalogFile(DEFAULT_CONFIG_FILE);
 const catalog = { ...loaded, providers: loaded.providers.map((p) => ({ ...p, base_url: upstreamUrl })) };
-const service = await bootService(catalog, Object.fromEntries(catalog.providers.map((p) => [p.id, "bench"])));
+// It logs as `guardrails serve` does by default (level info, JSON on stdout), so the bench measures
+// what a deployment pays; the bench drops the lines (BENCH_LOG_LEVEL=silent turns them off).
+const service = await bootService(
+  catalog,
+  Object.fromEntries(catalog.providers.map((p) => [p.id, "bench"])),
+  process.env.BENCH_LOG_LEVEL ?? "info",
+);
 const { app, deps } = service;
 
 /** Sets up an organization with one governed inference key; its secret. */
