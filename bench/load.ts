@@ -11,7 +11,7 @@ import type { EventEmitter } from "node:events";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import type { ReadyMessage } from "./shared.js";
+import type { CpuMessage, ReadyMessage } from "./shared.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -31,17 +31,26 @@ export interface ServerChild {
   name: string;
   origin: string;
   headers: Record<string, string>;
+  /** The CPU time (user + system, µs) the child's process has used so far. */
+  cpu(): Promise<number>;
   stop(): Promise<void>;
 }
 
-/** Starts bench/servers/<name>.ts in its own Node process and waits until it listens. */
-export async function startServer(name: string, env: Record<string, string> = {}): Promise<ServerChild> {
+/**
+ * Starts bench/servers/<name>.ts in its own Node process and waits until it listens. `quiet` drops
+ * the child's standard output (the peer gateway prints a banner and a spinner there).
+ */
+export async function startServer(
+  name: string,
+  env: Record<string, string> = {},
+  quiet = false,
+): Promise<ServerChild> {
   const execArgv = ["--import", "tsx"];
   // One folder per server: the tsx loader thread writes a profile of its own beside the main thread's.
   if (CPU_PROF) execArgv.push("--cpu-prof", `--cpu-prof-dir=${resolve(CPU_PROF, name)}`);
   const child: ChildProcess = fork(resolve(HERE, "servers", `${name}.ts`), [], {
     execArgv,
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    stdio: ["ignore", quiet ? "ignore" : "inherit", "inherit", "ipc"],
     env: { ...process.env, ...env },
   });
   const ready = await new Promise<ReadyMessage>((resolveReady, reject) => {
@@ -50,10 +59,21 @@ export async function startServer(name: string, env: Record<string, string> = {}
   });
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (ready.key) headers.authorization = `Bearer ${ready.key}`;
+  Object.assign(headers, ready.headers);
   return {
     name,
     origin: ready.origin,
     headers,
+    cpu: () =>
+      new Promise<number>((done) => {
+        const answer = (m: CpuMessage) => {
+          if (m.type !== "cpu") return;
+          child.off("message", answer);
+          done(m.micros);
+        };
+        child.on("message", answer);
+        child.send({ type: "cpu" });
+      }),
     stop: () =>
       new Promise<void>((done) => {
         if (child.exitCode !== null) return done();
@@ -69,6 +89,8 @@ export interface Measured {
   rps: number;
   p50: number;
   p99: number;
+  /** CPU µs the server processes used over the measured window, per answer received in it. */
+  cpuPerRequest: number;
   non2xx: number;
   errors: number;
   statuses: string;
@@ -86,8 +108,8 @@ export async function drive(
   server: ServerChild | ServerChild[],
   load: Load,
   duration: number,
-  /** Receives each 2xx answer's latency in milliseconds, to the microsecond. */
-  onLatency?: (ms: number) => void,
+  /** Receives each answer's status and latency in milliseconds, to the microsecond. */
+  onLatency?: (ms: number, status: number) => void,
 ): Promise<autocannon.Result> {
   const { path, ...rest } = load;
   const servers = Array.isArray(server) ? server : [server];
@@ -107,7 +129,7 @@ export async function drive(
     (run as unknown as EventEmitter).on(
       "response",
       (_client: unknown, status: number, _bytes: number, ms: number) => {
-        if (status >= 200 && status < 300) onLatency(ms);
+        onLatency(ms, status);
       },
     );
   }
@@ -115,7 +137,7 @@ export async function drive(
 }
 
 /** The value at fraction `q` of sorted numbers (nearest rank). */
-function quantile(sorted: Float64Array, q: number): number {
+export function quantile(sorted: Float64Array, q: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
 }
@@ -129,7 +151,12 @@ export async function measure(
   await drive(server, load, WARMUP);
   let latencies = new Float64Array(1 << 16);
   let count = 0;
-  const r = await drive(server, load, DURATION, (ms) => {
+  let answered = 0;
+  const servers = Array.isArray(server) ? server : [server];
+  const cpuBefore = await Promise.all(servers.map((s) => s.cpu()));
+  const r = await drive(server, load, DURATION, (ms, status) => {
+    answered++;
+    if (status < 200 || status >= 300) return;
     if (count === latencies.length) {
       const grown = new Float64Array(latencies.length * 2);
       grown.set(latencies);
@@ -137,6 +164,8 @@ export async function measure(
     }
     latencies[count++] = ms;
   });
+  const cpuAfter = await Promise.all(servers.map((s) => s.cpu()));
+  const cpuUsed = cpuAfter.reduce((sum, after, i) => sum + after - (cpuBefore[i] ?? after), 0);
   const sorted = latencies.subarray(0, count).sort();
   const statuses = Object.entries(r.statusCodeStats ?? {})
     .map(([code, s]) => `${code}×${s.count ?? 0}`)
@@ -147,6 +176,7 @@ export async function measure(
     rps: r.requests.average,
     p50: quantile(sorted, 0.5),
     p99: quantile(sorted, 0.99),
+    cpuPerRequest: answered > 0 ? cpuUsed / answered : 0,
     non2xx: r.non2xx,
     errors: r.errors,
     statuses,

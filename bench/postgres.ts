@@ -24,7 +24,7 @@ import {
   startEmbeddedPostgres,
 } from "../test/helpers/embedded-postgres.js";
 import { type Measured, measure, type ServerChild, startServer } from "./load.js";
-import { chatLoad } from "./shared.js";
+import { promptLoad } from "./shared.js";
 import { measureWrites, printReport } from "./writes.js";
 
 const LATENCY_MS = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 20);
@@ -38,7 +38,8 @@ async function withServer<T>(
 ): Promise<T> {
   const databaseUrl = await createScratchDatabase(serverUrl, "gr_bench");
   try {
-    const server = await startServer(name, { ...env, BENCH_DATABASE_URL: databaseUrl });
+    // The gateway logs a line per request at its default level; the bench drops them.
+    const server = await startServer(name, { ...env, BENCH_DATABASE_URL: databaseUrl }, name === "gateway");
     try {
       return await work(server, databaseUrl);
     } finally {
@@ -74,25 +75,43 @@ async function budgetOf(server: ServerChild): Promise<Budget | undefined> {
   }
 }
 
-function row(name: string, m: Measured, direct: Measured): string {
+function row(name: string, m: Measured, direct: Measured, floor: Measured): string {
   const ratio = direct.rps > 0 ? (m.rps / direct.rps).toFixed(2) : "-";
-  return `${name.padEnd(28)} ${m.rps.toFixed(0).padStart(7)} ${m.p50.toFixed(1).padStart(8)} ${m.p99.toFixed(1).padStart(8)} ${String(m.non2xx).padStart(8)} ${String(m.errors).padStart(7)} ${ratio.padStart(6)}  ${m.statuses}`;
+  const cpu = floor.cpuPerRequest > 0 ? (m.cpuPerRequest / floor.cpuPerRequest).toFixed(2) : "-";
+  return `${name.padEnd(28)} ${m.rps.toFixed(0).padStart(7)} ${m.p50.toFixed(1).padStart(8)} ${m.p99.toFixed(1).padStart(8)} ${String(m.non2xx).padStart(8)} ${String(m.errors).padStart(7)} ${ratio.padStart(6)} ${m.cpuPerRequest.toFixed(0).padStart(11)} ${cpu.padStart(11)}  ${m.statuses}`;
+}
+
+/** Runs `work` with a server child, then stops it. */
+async function withChild<T>(
+  starting: Promise<ServerChild>,
+  work: (s: ServerChild) => Promise<T>,
+): Promise<T> {
+  const server = await starting;
+  try {
+    return await work(server);
+  } finally {
+    await server.stop();
+  }
 }
 
 async function gateway(serverUrl: string): Promise<void> {
   const upstream = await startServer("upstream", { BENCH_UPSTREAM_LATENCY_MS: String(LATENCY_MS) });
   try {
-    const direct = await measure("chat", upstream, chatLoad("/chat/completions"));
+    const direct = await measure("chat", upstream, promptLoad("/chat/completions"));
     const env = { BENCH_UPSTREAM_URL: upstream.origin };
-    const load = chatLoad("/api/v1/chat/completions");
+    const load = promptLoad("/api/v1/chat/completions");
+    // Baselines of the CPU per request, in the same run: the bare forwarder, and the same gateway
+    // and guardrail on SQLite.
+    const floor = await withChild(startServer("forwarder", env), (s) => measure("chat", s, load));
+    const onSqlite = await withChild(startServer("gateway", env, true), (s) => measure("chat", s, load));
     const [one, two, budget] = await withServer(serverUrl, "gateway", env, async (first, databaseUrl) => {
       const single = await measure("chat", first, load);
       // A second instance on the same database; the key the first one made governs both.
-      const joined = await startServer("gateway", {
-        ...env,
-        BENCH_DATABASE_URL: databaseUrl,
-        BENCH_GATEWAY_JOIN: "1",
-      });
+      const joined = await startServer(
+        "gateway",
+        { ...env, BENCH_DATABASE_URL: databaseUrl, BENCH_GATEWAY_JOIN: "1" },
+        true,
+      );
       try {
         const pair = await measure("chat", [first, { ...joined, headers: first.headers }], load);
         return [single, pair, await budgetOf(first)] as const;
@@ -101,14 +120,19 @@ async function gateway(serverUrl: string): Promise<void> {
       }
     });
     console.log(
-      `\ngateway budget path on PostgreSQL: upstream answering after ${LATENCY_MS} ms; the key's budget reserves and settles every request`,
+      `\ngateway budget path on PostgreSQL: upstream answering after ${LATENCY_MS} ms, 4 KB prompt; the key's guardrail (budget, nine builtins and ten patterns on block) reserves and settles every request`,
     );
     console.log(
-      `${"path".padEnd(28)} ${"req/s".padStart(7)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"non-2xx".padStart(8)} ${"errors".padStart(7)} ${"ratio".padStart(6)}  statuses`,
+      `${"path".padEnd(28)} ${"req/s".padStart(7)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"non-2xx".padStart(8)} ${"errors".padStart(7)} ${"ratio".padStart(6)} ${"CPU µs/req".padStart(11)} ${"÷forwarder".padStart(11)}  statuses`,
     );
-    console.log(row("direct to upstream", direct, direct));
-    console.log(row("gateway, one instance", one, direct));
-    console.log(row("gateway, two instances", two, direct));
+    console.log(row("direct to upstream", direct, direct, floor));
+    console.log(row("bare forwarder", floor, direct, floor));
+    console.log(row("gateway on SQLite", onSqlite, direct, floor));
+    console.log(row("gateway, one instance", one, direct, floor));
+    console.log(row("gateway, two instances", two, direct, floor));
+    console.log(
+      "CPU µs per request: the server processes' CPU over the measured window ÷ answers (two instances: both processes); PostgreSQL's own CPU is not counted",
+    );
     console.log(
       `budget after both rounds: spent $${budget?.spent_usd ?? "?"}, reserved $${budget?.reserved_usd ?? "?"} (0 once every request in flight has settled)`,
     );

@@ -8,11 +8,19 @@ export interface ReadyMessage {
   origin: string;
   /** Bearer secret for the service's management API (the baseline takes none). */
   key: string | null;
+  /** Headers every request to this child carries (the peer gateway's configuration). */
+  headers?: Record<string, string>;
 }
 
-/** What the parent sends a server child to end it. */
+/** What the parent sends a server child to end it, or to ask for the CPU time it has used so far. */
 export interface StopMessage {
-  type: "stop";
+  type: "stop" | "cpu";
+}
+
+/** A server child's answer to `{type: "cpu"}`: its process.cpuUsage(), user + system, in µs. */
+export interface CpuMessage {
+  type: "cpu";
+  micros: number;
 }
 
 const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
@@ -49,18 +57,54 @@ export function updateBodies(count: number): string[] {
   );
 }
 
-const CHAT_BODY = JSON.stringify({
+/**
+ * Ten custom patterns, written so RE2 (this service) and JavaScript's RegExp (the peer gateway's
+ * regexMatch check) read them alike: no inline flags, no lookaround, no backreferences.
+ */
+export const BENCH_PATTERNS = [
+  "PRJ-[0-9]{4,8}",
+  "[Cc]odename\\s+[a-z]+",
+  "\\bACCT[0-9]{10}\\b",
+  "[Ii]nternal use only",
+  "\\b[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}\\b",
+  "\\b[Cc]onfidential\\b",
+  "ticket #[0-9]+",
+  "\\bEMP-[0-9]{6}\\b",
+  "[Dd]o not distribute",
+  "\\b(?:sk|pk)_test_[A-Za-z0-9]{16,}\\b",
+];
+
+/**
+ * About 4 KB of prose a support assistant might be sent, with nothing any builtin detector or the
+ * patterns above match: under the full guardrail (every filter on block) each request is scanned
+ * whole and still forwarded, so the round measures the scan and not a refusal.
+ */
+const PARAGRAPHS = [
+  "We are preparing the quarterly summary of how the support queue behaved over the last three months, and we would like a short overview that the whole team can read before the planning meeting.",
+  "Most requests this quarter were about billing questions, password resets and the new export feature. Response times improved after the queue was split by topic, although the weekend shifts still struggle when a release goes out on a Friday afternoon.",
+  "The export feature generated more questions than expected. Customers were unsure which file format to choose, and several asked whether the archive keeps the original folder structure. The help article was rewritten twice and the number of questions dropped by about a third afterwards.",
+  "Billing questions were mostly about invoices that arrived later than usual during the migration of the payment system. The finance team sent a notice to every affected account, and the follow-up questions were answered with a saved reply that explained the delay and the new schedule.",
+  "Satisfaction scores stayed stable overall. The lowest scores came from long conversations that were handed between several agents, so we want to try keeping one owner per conversation from the first answer to the last one, even across shifts.",
+  "For the next quarter we plan to publish a short guide on choosing export formats, to add a status page entry whenever invoices are delayed, and to measure how often a conversation changes hands before it is solved.",
+];
+export const BENCH_PROMPT = (() => {
+  let text = "";
+  for (let i = 0; text.length < 4000; i++) text += `${PARAGRAPHS[i % PARAGRAPHS.length]}\n\n`;
+  return `Please summarize the following notes in three sentences for the team.\n\n${text.trimEnd()}`;
+})();
+
+const FULL_CHAT_BODY = JSON.stringify({
   model: "meta-llama/llama-3.1-8b-instruct",
   messages: [
     { role: "system", content: "You are a concise assistant." },
-    { role: "user", content: "Summarize the weekly report for the team in two sentences, please." },
+    { role: "user", content: BENCH_PROMPT },
   ],
   max_tokens: 200,
 });
 
-/** The chat completion of the gateway benchmarks, POSTed to `path` (gateway or upstream). */
-export function chatLoad(path: string): { path: string; method: "POST"; body: string } {
-  return { path, method: "POST", body: CHAT_BODY };
+/** The gateway bench's request: the 4 KB prompt, POSTed to `path`. */
+export function promptLoad(path: string): { path: string; method: "POST"; body: string } {
+  return { path, method: "POST", body: FULL_CHAT_BODY };
 }
 
 /** Sends `ready` and ends the process on `stop` or when the parent goes away. */
@@ -75,6 +119,10 @@ export function serveChild(ready: ReadyMessage, stop: () => Promise<void>): void
   };
   process.on("message", (message: StopMessage) => {
     if (message.type === "stop") void end();
+    if (message.type === "cpu") {
+      const used = process.cpuUsage();
+      process.send?.({ type: "cpu", micros: used.user + used.system } satisfies CpuMessage);
+    }
   });
   process.on("disconnect", () => void end());
   process.send?.(ready);

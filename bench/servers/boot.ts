@@ -1,20 +1,25 @@
 /**
  * The service as the bench server children boot it, the way test/helpers/server.ts does: the real
- * app on a real SQLite file (WAL, synchronous NORMAL) in a temporary folder, request logging off;
+ * app on a real SQLite file (WAL, synchronous NORMAL) in a temporary folder, logging off unless a level is given;
  * or, when BENCH_DATABASE_URL names a PostgreSQL database, on that database with the default pool
  * and the change listener wired as src/main.ts wires it (bench/postgres.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp } from "../../src/app.js";
+import { buildApp, serviceLogger } from "../../src/app.js";
 import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
 import { Upstreams } from "../../src/gateway/upstream.js";
 import { serviceDepsFor } from "../../src/services/context.js";
 import { openDatabase } from "../../src/storage/open.js";
 import { DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
 
-export async function bootService(catalog: CatalogData, providerKeys: Record<string, string>) {
+export async function bootService(
+  catalog: CatalogData,
+  providerKeys: Record<string, string>,
+  /** The log level, as LOG_LEVEL sets it; JSON lines on stdout as `guardrails serve` writes them. Off when unset. */
+  logLevel?: string,
+) {
   const postgresUrl = process.env.BENCH_DATABASE_URL;
   const dir = postgresUrl ? undefined : mkdtempSync(join(tmpdir(), "guardrails-bench-"));
   const database = await openDatabase(dir ? `sqlite:${join(dir, "guardrails.db")}` : (postgresUrl ?? ""), {
@@ -33,7 +38,7 @@ export async function bootService(catalog: CatalogData, providerKeys: Record<str
     trustForwardedHost: false,
     upstreams,
   };
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, logLevel ? { logger: serviceLogger(logLevel) } : {});
   const listener = await database.listenForChanges?.({
     onChange: (notice) => deps.changes.bump(notice),
     onState: (listening) => deps.changes.setTrusted(listening),

@@ -1,23 +1,35 @@
 /**
  * The service with its gateway, booted by ./boot.ts, every provider pointed at the upstream named by
- * BENCH_UPSTREAM_URL. The inference key it hands out is governed by a key guardrail with a daily
- * budget (so every request reserves and settles) and two content filters. With BENCH_GATEWAY_JOIN
- * set it only boots: a second instance on the PostgreSQL database the first one set up.
+ * BENCH_UPSTREAM_URL. The inference key it hands out is governed, by BENCH_GATEWAY_POLICY:
+ * - `full` (the default): a key guardrail with a daily budget (so every request reserves and
+ *   settles), all nine builtin filters on block and the ten patterns of ../shared.ts on block;
+ * - `none`: no guardrail at all (no budget, no filter), the request path's own cost.
+ * With BENCH_GATEWAY_JOIN set it only boots: a second instance on the PostgreSQL database the first
+ * one set up.
  */
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
+import { BUILTIN_SLUGS } from "../../src/domain/content-filters.js";
 import { assignKeys } from "../../src/services/assignments.js";
 import { inTransaction } from "../../src/services/context.js";
 import { createGuardrail } from "../../src/services/guardrails.js";
 import { createInferenceKey } from "../../src/services/keys.js";
 import { createOrganization } from "../../src/services/organizations.js";
-import { managementPrincipal, serveChild } from "../shared.js";
+import { BENCH_PATTERNS, managementPrincipal, serveChild } from "../shared.js";
 import { bootService } from "./boot.js";
 
+const policy = process.env.BENCH_GATEWAY_POLICY ?? "full";
+if (policy !== "full" && policy !== "none") throw new Error("BENCH_GATEWAY_POLICY must be full or none");
 const upstreamUrl = process.env.BENCH_UPSTREAM_URL;
 if (!upstreamUrl) throw new Error("BENCH_UPSTREAM_URL is required");
 const loaded = loadCatalogFile(DEFAULT_CONFIG_FILE);
 const catalog = { ...loaded, providers: loaded.providers.map((p) => ({ ...p, base_url: upstreamUrl })) };
-const service = await bootService(catalog, Object.fromEntries(catalog.providers.map((p) => [p.id, "bench"])));
+// It logs as `guardrails serve` does by default (level info, JSON on stdout), so the bench measures
+// what a deployment pays; the bench drops the lines (BENCH_LOG_LEVEL=silent turns them off).
+const service = await bootService(
+  catalog,
+  Object.fromEntries(catalog.providers.map((p) => [p.id, "bench"])),
+  process.env.BENCH_LOG_LEVEL ?? "info",
+);
 const { app, deps } = service;
 
 /** Sets up an organization with one governed inference key; its secret. */
@@ -25,15 +37,14 @@ async function setUp(): Promise<string> {
   const org = await createOrganization(deps, "bench organization");
   const principal = managementPrincipal(org);
   const key = await inTransaction(deps, (tx) => createInferenceKey(deps, tx, principal, { name: "bench" }));
+  if (policy === "none") return key.secret;
   const guardrail = await inTransaction(deps, (tx) =>
     createGuardrail(deps, tx, principal, {
       name: "bench key guardrail",
       limit_usd: 1_000_000,
       reset_interval: "daily",
-      content_filter_builtins: [
-        { slug: "email", action: "redact" },
-        { slug: "regex-prompt-injection", action: "block" },
-      ],
+      content_filter_builtins: BUILTIN_SLUGS.map((slug) => ({ slug, action: "block" as const })),
+      content_filters: BENCH_PATTERNS.map((pattern) => ({ pattern, action: "block" as const })),
     }),
   );
   await assignKeys(deps, principal, guardrail.id, [key.record.hash]);

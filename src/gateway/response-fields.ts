@@ -23,8 +23,12 @@ export function completeAnswer(body: unknown, defaults: AnswerDefaults): Json | 
   if (!isObject(body) || !Array.isArray(body.choices)) return undefined;
   const filled = fill(body, defaults, "chat.completion");
   // OpenAI's field, which strict clients require: null says the backend configuration is unknown.
-  if (!("system_fingerprint" in body)) filled.system_fingerprint = null;
-  return changed(body, filled);
+  if (!("system_fingerprint" in body)) {
+    const out = filled ?? { ...body };
+    out.system_fingerprint = null;
+    return out;
+  }
+  return filled;
 }
 
 /**
@@ -34,17 +38,37 @@ export function completeAnswer(body: unknown, defaults: AnswerDefaults): Json | 
 export function completeChunk(chunk: unknown, defaults: AnswerDefaults): Json | undefined {
   if (!isObject(chunk) || !Array.isArray(chunk.choices)) return undefined;
   const filled = fill(chunk, defaults, "chat.completion.chunk");
-  if (filled.system_fingerprint === null) delete filled.system_fingerprint;
-  return changed(chunk, filled);
+  if (chunk.system_fingerprint === null) {
+    const out = filled ?? { ...chunk };
+    delete out.system_fingerprint;
+    return out;
+  }
+  return filled;
 }
 
-function fill(body: Json, defaults: AnswerDefaults, object: string): Json {
+/**
+ * A copy of `body` with what is missing filled in, or undefined when nothing is: every answer pays
+ * for this check, so it reads the fields rather than serializing the body to compare it.
+ */
+function fill(body: Json, defaults: AnswerDefaults, object: string): Json | undefined {
+  const choices = body.choices as unknown[];
+  const choiceMissing = (c: unknown) =>
+    isObject(c) && (!Number.isInteger(c.index) || !("finish_reason" in c));
+  const missing =
+    typeof body.id !== "string" ||
+    body.id === "" ||
+    body.object !== object ||
+    !Number.isInteger(body.created) ||
+    typeof body.model !== "string" ||
+    body.model === "" ||
+    choices.some(choiceMissing);
+  if (!missing) return undefined;
   const out: Json = { ...body };
   if (typeof out.id !== "string" || out.id === "") out.id = defaults.id;
   if (out.object !== object) out.object = object;
   if (!Number.isInteger(out.created)) out.created = defaults.created;
   if (typeof out.model !== "string" || out.model === "") out.model = defaults.model;
-  out.choices = (body.choices as unknown[]).map((c, i) => {
+  out.choices = choices.map((c, i) => {
     if (!isObject(c)) return c;
     const choice: Json = { ...c };
     if (!Number.isInteger(choice.index)) choice.index = i;
@@ -52,8 +76,4 @@ function fill(body: Json, defaults: AnswerDefaults, object: string): Json {
     return choice;
   });
   return out;
-}
-
-function changed(before: Json, after: Json): Json | undefined {
-  return JSON.stringify(before) === JSON.stringify(after) ? undefined : after;
 }

@@ -36,7 +36,7 @@ export function installJsonParser(app: FastifyInstance): void {
         );
         return;
       }
-      const deepAt = tooDeepAt(buffer, MAX_DEPTH);
+      const deepAt = deeperThan(buffer, MAX_DEPTH) ? tooDeepAt(buffer, MAX_DEPTH) : undefined;
       if (deepAt !== undefined) {
         done(
           new AppError("invalid_request", {
@@ -87,6 +87,34 @@ const CHAT_COMPLETIONS_ROUTE = "/api/v1/chat/completions";
  * with a stack overflow; no request of the API or of an OpenAI-compatible client needs as many.
  */
 export const MAX_DEPTH = MAX_NESTING;
+
+/**
+ * Whether some array or object is nested deeper than `max`: the check every body pays, so it keeps
+ * a depth count only, allocates nothing, and crosses each string with a native search for its
+ * closing quote (a prompt is mostly string). Reads brackets exactly as tooDeepAt does, which names
+ * where the first one too deep is.
+ */
+function deeperThan(buffer: Buffer, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < buffer.length; i++) {
+    const byte = buffer[i];
+    if (byte === 0x22) {
+      // The closing quote is the first one after an even run of backslashes.
+      let end = i;
+      for (;;) {
+        end = buffer.indexOf(0x22, end + 1);
+        if (end < 0) return false;
+        let slashes = 0;
+        while (buffer[end - 1 - slashes] === 0x5c) slashes++;
+        if (slashes % 2 === 0) break;
+      }
+      i = end;
+    } else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > max) return true;
+    } else if ((byte === 0x5d || byte === 0x7d) && depth > 0) depth--;
+  }
+  return false;
+}
 
 /**
  * The JSON pointer of the first array or object nested deeper than `max`, read byte by byte

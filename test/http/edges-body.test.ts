@@ -71,6 +71,16 @@ describe(`hostile JSON bodies on ${TEST_DATABASE_KIND} (docs/api.md#limits)`, ()
     assert.equal(res.status, 201, JSON.stringify(res.body));
   });
 
+  it("a string that ends in an escaped backslash ends there: the nesting after it still counts (docs/api.md#limits)", async () => {
+    // The raw string is `"[[\\"`: brackets, one escaped backslash, and the quote that closes it.
+    const res = await api().post("/api/v1/guardrails", undefined, {
+      rawBody: `{"description":"[[\\\\","name":"x","allowed_models":${nested(128, '"m"')}}`,
+      headers: JSON_TYPE,
+    });
+    assertInvalid(res, `/allowed_models${"/0".repeat(127)}`, "after an escaped backslash");
+    assert.equal(res.body.error.metadata.limit, "nesting_depth");
+  });
+
   it("a chat pass-through field nested 5000 deep is a 400 and reaches no provider", async () => {
     const key = await orgSteps(bench.server, org).key();
     const sent = bench.received.length;
