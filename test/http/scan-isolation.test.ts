@@ -138,7 +138,12 @@ describe("the scan time budget (docs/gateway.md#large-scans)", () => {
     assert.equal(dry.body.error.metadata.reason, "scan_time_exceeded");
     assert.equal(bench.received.length, before, "nothing reached the upstream");
     // The stuck worker was replaced: a small request under the same guardrail is scanned and served.
-    const next = await chat(bench.server, key.secret, ask("a short question"));
+    // On a heavily loaded machine the fresh worker's first short scan can itself outlast 500 ms, so
+    // a few tries are allowed; a worker that stays stuck fails every one of them.
+    let next = await chat(bench.server, key.secret, ask("a short question"));
+    for (let tries = 1; tries < 4 && next.status === 413; tries++) {
+      next = await chat(bench.server, key.secret, ask("a short question"));
+    }
     assert.equal(next.status, 200, next.text);
     assert.equal(bench.received.length, before + 1);
   });
