@@ -180,9 +180,19 @@ describe("the admin console in Chromium (README.md#admin-console)", {
 
     // A new key's secret is shown once and works; after leaving the page it is gone.
     await visit("/keys", "Inference keys");
+    // The page's reads (workspaces, keys, assignments) finish first, so no re-render races the typing.
+    await page.waitForNetworkIdle({ idleTime: 250, timeout: 30_000 });
     await page.type("#key-name", "app");
     await clickButton("Create key");
-    await page.waitForSelector("#new-secret", WAIT);
+    // Either the secret or a refusal appears; a refusal fails with its words rather than a time-out.
+    await page.waitForFunction(
+      () => document.querySelector("#new-secret") ?? document.querySelector("[role=alert], .field-error"),
+      WAIT,
+    );
+    assert.ok(
+      await page.$("#new-secret"),
+      `the key was not created: ${await page.evaluate(() => [...document.querySelectorAll("[role=alert], .field-error")].map((e) => e.textContent).join(" | "))}`,
+    );
     const secret = await text("#new-secret");
     assert.match(secret, /^sk-gr-v1-/);
     assert.equal((await call(bench.server, "GET", "/api/v1/key", { key: secret })).status, 200);
