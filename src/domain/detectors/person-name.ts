@@ -256,22 +256,41 @@ const WEAK_LAST = new Set(
   "hi hello hey dear thanks you cheers best am m is ask with cc call email ping tell".split(" "),
 );
 
+function isCueTrail(c: number): boolean {
+  return c === 32 || c === 9 || c === 58 || c === 44 || c === 0x2014 || c === 45 || c === 13 || c === 10;
+}
+
 /** The last run of `\w` characters before what may follow a cue (spaces, `:`, `,`, dashes, a line break). */
 function lastCueWord(before: string): string {
   let end = before.length;
-  for (;;) {
-    const c = before.charCodeAt(end - 1);
-    if (c === 32 || c === 9 || c === 58 || c === 44 || c === 0x2014 || c === 45 || c === 13 || c === 10)
-      end--;
-    else break;
-  }
+  while (isCueTrail(before.charCodeAt(end - 1))) end--;
   let start = end;
   while (start > 0 && isWordChar(before.charCodeAt(start - 1))) start--;
   return before.slice(start, end);
 }
 
+const CUE_WINDOW = 32;
+
+/**
+ * Whether the word before `start` cannot end a cue, read on the text as written: the usual answer
+ * (a sentence start, an ordinary word) then costs no lower-cased copy of the window. Where lower-
+ * casing could change what is read (a letter outside ASCII at the word's edge), it answers false.
+ */
+function surelyNoCue(text: string, start: number): boolean {
+  const floor = Math.max(0, start - CUE_WINDOW);
+  let end = start;
+  while (end > floor && isCueTrail(text.charCodeAt(end - 1))) end--;
+  let begin = end;
+  while (begin > floor && isWordChar(text.charCodeAt(begin - 1))) begin--;
+  if (begin > floor && text.charCodeAt(begin - 1) > 127) return false;
+  if (begin === end) return true;
+  const word = text.slice(begin, end).toLowerCase();
+  return !STRONG_LAST.has(word) && !WEAK_LAST.has(word);
+}
+
 function cueBefore(text: string, start: number): Cue {
-  const before = lowerBefore(text, start, 32);
+  if (surelyNoCue(text, start)) return null;
+  const before = lowerBefore(text, start, CUE_WINDOW);
   const last = lastCueWord(before);
   if (STRONG_LAST.has(last) && STRONG_CUE.test(before)) return "strong";
   if (WEAK_LAST.has(last) && WEAK_CUE.test(before)) return "weak";
