@@ -334,6 +334,16 @@ describe("detector rules", () => {
     assert.deepEqual(found("secrets", "postgres://app:S3cr3tPw@db:5432/app"), ["S3cr3tPw"]);
   });
 
+  it("secrets: a key as long as a key can be is found however far its text runs before it (docs/detectors.md#per-slug)", () => {
+    const parts = ["a", "b", "c", "d"].map((c) => `_${c.repeat(20)}`).join("");
+    const value = "Zq9xLm2Pw8Rt5Kv1Nb7Hd3";
+    const prose = "Plain words without any operator. ".repeat(40);
+    for (const operator of [":", "=", ":=", "=>"]) {
+      const text = `${prose}encryption_key${parts}"   ${operator} ${value} and more words`;
+      assert.deepEqual(found("secrets", text), [value], operator);
+    }
+  });
+
   it("spans are sorted, non-overlapping and inside the text, for every detector on any string", () => {
     const sample =
       "Dr. Jane Roe, jane@example.com, 4111 1111 1111 1111, 10.0.0.1, ::1, SSN 123-45-6789, " +

@@ -18,7 +18,7 @@ import {
   TITLE,
   WORD_FLAGS,
 } from "./name-lists.js";
-import { isAsciiLetter, isDigit, lowerBefore } from "./spans.js";
+import { isAsciiLetter, isDigit, isWordChar, lowerBefore } from "./spans.js";
 
 /**
  * Person names. A name has no checksum, so this detector looks for what makes a capitalized word a
@@ -59,10 +59,6 @@ const STRONG_CUE =
 const WEAK_CUE =
   /(?:\bhi|\bhello|\bhey|\bdear|\bthanks|\bthank you|\bcheers|\bbest|\bi am|\bi'm|\bthis is|\bask|\bwith|\bcc|\bcall|\bemail|\bping|\btell)[ \t]{0,2}[:,]?[ \t]*\r?\n?[ \t]*$/;
 
-function flagsOf(word: string): number {
-  return WORD_FLAGS.get(word) ?? 0;
-}
-
 /** A given name of the lists (the hand list, then the SSA's). */
 function isGiven(word: string, flags: number, key: string): boolean {
   if (flags & GIVEN || GIVEN_NAME_SET.has(key)) return true;
@@ -101,32 +97,38 @@ const IS_SURNAME = 2;
 const IS_ORDINARY = 4;
 const IS_ANY_ORDINARY = 8;
 const IS_COUNTRY_START = 16;
+/** The list flags (name-lists.ts) sit in the low bits of a word's reading, the bits above in the rest. */
+const FLAG_BITS = 8;
+const FLAG_MASK = (1 << FLAG_BITS) - 1;
 const MEMO_LIMIT = 50_000;
 /**
- * What the lists say of a capitalized word, remembered: a text repeats its capitalized words, and
- * each reading costs a lower-casing and up to four set lookups. Cleared when it grows past the limit.
+ * What the lists say of a capitalized word, remembered with its list flags in one number: a text
+ * repeats its capitalized words, and each reading costs a lower-casing and up to six map or set
+ * lookups, where a remembered word costs one. Cleared when it grows past the limit.
  */
 const memo = new Map<string, number>();
 
-function readWord(word: string, flags: number): number {
-  let bits = memo.get(word);
-  if (bits !== undefined) return bits;
+function readWord(word: string): number {
+  let info = memo.get(word);
+  if (info !== undefined) return info;
+  const flags = WORD_FLAGS.get(word) ?? 0;
   const key = nameKey(word);
-  bits =
+  const bits =
     (isGiven(word, flags, key) ? IS_GIVEN : 0) |
     (isSurname(word, key) ? IS_SURNAME : 0) |
     (isOrdinary(key, flags) ? IS_ORDINARY : 0) |
     (isAnyOrdinary(key, flags) ? IS_ANY_ORDINARY : 0) |
     (COUNTRY_START_SET.has(key) ? IS_COUNTRY_START : 0);
+  info = flags | (bits << FLAG_BITS);
   if (memo.size >= MEMO_LIMIT) memo.clear();
-  memo.set(word, bits);
-  return bits;
+  memo.set(word, info);
+  return info;
 }
 
 /** The word after a given name reads as its surname (rule 4). */
-function surnameFits(word: string, flags: number, firstOrdinary: boolean): boolean {
-  if (flags & (FILLER | SURNAME_STOP)) return false;
-  const bits = readWord(word, flags);
+function surnameFits(p: Part, firstOrdinary: boolean): boolean {
+  if (p.flags & (FILLER | SURNAME_STOP)) return false;
+  const bits = p.bits;
   const ordinary = (bits & IS_ANY_ORDINARY) !== 0;
   const surname = (bits & IS_SURNAME) !== 0;
   return firstOrdinary ? surname && !ordinary : !ordinary || surname;
@@ -144,6 +146,8 @@ function afterHouseNumber(text: string, start: number): boolean {
 interface Part {
   word: string;
   flags: number;
+  /** What the lists say of the word (readWord, without its flags); 0 for an initial. */
+  bits: number;
   end: number;
   initial: boolean;
 }
@@ -159,8 +163,9 @@ function partsAfter(text: string, from: number, max: number): Part[] {
     if (!m) break;
     at = m.index + m[0].length;
     const word = m[2];
-    const flags = word === undefined ? 0 : flagsOf(word);
-    parts.push({ word: word ?? "", flags, end: at, initial: word === undefined });
+    const info = word === undefined ? 0 : readWord(word);
+    const flags = info & FLAG_MASK;
+    parts.push({ word: word ?? "", flags, bits: info >> FLAG_BITS, end: at, initial: word === undefined });
     if (flags & FILLER) break;
   }
   return parts;
@@ -192,7 +197,7 @@ function surnameEnd(parts: Part[], fits: (p: Part) => boolean): number | null {
   for (const p of parts) {
     if (p.initial) continue;
     if (end !== null && p.flags & INSTITUTION) return null;
-    if (end === null ? !fits(p) : !surnameFits(p.word, p.flags, false)) break;
+    if (end === null ? !fits(p) : !surnameFits(p, false)) break;
     end = p.end;
   }
   return end;
@@ -205,11 +210,11 @@ const anySurname = (p: Part) => (p.flags & (FILLER | SURNAME_STOP)) === 0;
 const clearSurname = (p: Part) =>
   !p.initial &&
   (p.flags & (FILLER | SURNAME_STOP)) === 0 &&
-  (readWord(p.word, p.flags) & (IS_SURNAME | IS_ORDINARY)) === IS_SURNAME;
+  (p.bits & (IS_SURNAME | IS_ORDINARY)) === IS_SURNAME;
 
 /** After a cue: a census surname, even one that is a word of some language (`Hi Grace Wunsch`). */
 const cuedSurname = (p: Part) =>
-  !p.initial && (p.flags & (FILLER | SURNAME_STOP)) === 0 && (readWord(p.word, p.flags) & IS_SURNAME) !== 0;
+  !p.initial && (p.flags & (FILLER | SURNAME_STOP)) === 0 && (p.bits & IS_SURNAME) !== 0;
 
 /**
  * Surnames joined by `y`, `e` or `&` name a firm more often than people (`Cano Salgado e Hijos`,
@@ -237,10 +242,58 @@ function isFirmName(text: string, start: number, end: number): boolean {
 
 type Cue = "strong" | "weak" | null;
 
+/**
+ * The last word of each cue, as `\b` splits it (`i'm` ends in `m`, `my name's` in `s`): a cue pattern
+ * can match only when the word before the spaces and punctuation it allows is one of these. Most
+ * words are not, and skip two patterns that would each be tried at every position of the window.
+ */
+const STRONG_LAST = new Set(
+  "is s name patient customer employee candidate applicant tenant contact attn attention signed by author regards sincerely owner assignee reporter".split(
+    " ",
+  ),
+);
+const WEAK_LAST = new Set(
+  "hi hello hey dear thanks you cheers best am m is ask with cc call email ping tell".split(" "),
+);
+
+function isCueTrail(c: number): boolean {
+  return c === 32 || c === 9 || c === 58 || c === 44 || c === 0x2014 || c === 45 || c === 13 || c === 10;
+}
+
+/** The last run of `\w` characters before what may follow a cue (spaces, `:`, `,`, dashes, a line break). */
+function lastCueWord(before: string): string {
+  let end = before.length;
+  while (isCueTrail(before.charCodeAt(end - 1))) end--;
+  let start = end;
+  while (start > 0 && isWordChar(before.charCodeAt(start - 1))) start--;
+  return before.slice(start, end);
+}
+
+const CUE_WINDOW = 32;
+
+/**
+ * Whether the word before `start` cannot end a cue, read on the text as written: the usual answer
+ * (a sentence start, an ordinary word) then costs no lower-cased copy of the window. Where lower-
+ * casing could change what is read (a letter outside ASCII at the word's edge), it answers false.
+ */
+function surelyNoCue(text: string, start: number): boolean {
+  const floor = Math.max(0, start - CUE_WINDOW);
+  let end = start;
+  while (end > floor && isCueTrail(text.charCodeAt(end - 1))) end--;
+  let begin = end;
+  while (begin > floor && isWordChar(text.charCodeAt(begin - 1))) begin--;
+  if (begin > floor && text.charCodeAt(begin - 1) > 127) return false;
+  if (begin === end) return true;
+  const word = text.slice(begin, end).toLowerCase();
+  return !STRONG_LAST.has(word) && !WEAK_LAST.has(word);
+}
+
 function cueBefore(text: string, start: number): Cue {
-  const before = lowerBefore(text, start, 32);
-  if (STRONG_CUE.test(before)) return "strong";
-  if (WEAK_CUE.test(before)) return "weak";
+  if (surelyNoCue(text, start)) return null;
+  const before = lowerBefore(text, start, CUE_WINDOW);
+  const last = lastCueWord(before);
+  if (STRONG_LAST.has(last) && STRONG_CUE.test(before)) return "strong";
+  if (WEAK_LAST.has(last) && WEAK_CUE.test(before)) return "weak";
   return null;
 }
 
@@ -279,7 +332,8 @@ export function findPersonNames(text: string): Span[] {
     const prev = text.charCodeAt(start - 1);
     // Inside a longer word (iPhone, macOS): not a name.
     if (prev >= 97 && prev <= 122) continue;
-    const flags = flagsOf(word);
+    const info = readWord(word);
+    const flags = info & FLAG_MASK;
     let end: number | null = null;
     const dot = text.charCodeAt(wordEnd) === 46;
     if (flags & TITLE || (dot && flags & DOTTED_TITLE)) {
@@ -287,14 +341,14 @@ export function findPersonNames(text: string): Span[] {
     } else if (flags & FILLER) {
       continue;
     } else {
-      const bits = readWord(word, flags);
+      const bits = info >> FLAG_BITS;
       const ordinary = (bits & IS_ORDINARY) !== 0;
       if (bits & IS_GIVEN && !afterHouseNumber(text, start)) {
         const parts = partsAfter(text, wordEnd, 3);
         // "Austin Texas", "Jordan River": the given name is part of a place.
         const next = parts[0];
         if (next && !next.initial && next.flags & SURNAME_STOP) continue;
-        end = surnameEnd(parts, (p) => surnameFits(p.word, p.flags, ordinary));
+        end = surnameEnd(parts, (p) => surnameFits(p, ordinary));
         if (end === null) {
           const cue = cueBefore(text, start);
           // After a cue, a surname may also be a word of another language (Hi Grace Wunsch).
@@ -313,7 +367,7 @@ export function findPersonNames(text: string): Span[] {
         if (isLowerLetter(text.charCodeAt(start - 2)) && PERSON_LEAD.test(lowerBefore(text, start, 16))) {
           end = surnameEnd(parts, (p) => {
             if (p.flags & (FILLER | SURNAME_STOP)) return false;
-            return (readWord(p.word, p.flags) & IS_ANY_ORDINARY) === 0;
+            return (p.bits & IS_ANY_ORDINARY) === 0;
           });
         }
         // Rule 6: a given name from outside the lists before a clear surname (Alcibiade Robert).

@@ -93,6 +93,14 @@ const URL_PASSWORD = /[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@/]{1,64}:([^\s@/]{3,128})
  */
 const ASSIGNMENT =
   /(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client|app)[_-]?key|credentials?|auth[_-]?token)((?:[_-][A-Za-z0-9]{1,20}){0,4})["']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}["']?([^\s"'`,;]{6,300})|Bearer[ \t]{1,3}([A-Za-z0-9._~+/-]{20,2000}=*)/gi;
+/**
+ * The farthest a credential-named key can start before its `:` or `=`: the longest name
+ * (`encryption_key`, 14), four identifier parts (84), a quote and three spaces. No key starts
+ * earlier than this before the next operator, so the search starts there.
+ */
+const ASSIGNMENT_REACH = 14 + 84 + 1 + 3;
+/** The `Bearer` form has no operator; where it may stand, the whole text is searched. */
+const BEARER = /bearer/i;
 
 const PLACEHOLDER =
   /^(?:[$%<{[(#]|\.{3}|x{4,}|\*{3,}|•{3,}|your[_-]|example|changeme|change_me|redacted|hidden|placeholder|none$|null$|nil$|undefined$|true$|false$|password$|secret$|token$|env\b|os\.|process\.|self\.|this\.|settings\.|config\.|https?:)/i;
@@ -195,6 +203,33 @@ function keepAssignment(text: string, m: RegExpExecArray): Span | null {
   return { start, end: start + value.length };
 }
 
+/**
+ * The assignments of credentials. Most text holds few `:` and `=`, or none: instead of trying the
+ * key names at every position, the search starts where a key could reach the next operator.
+ */
+function findAssignments(text: string, spans: Span[]): void {
+  const bearer = BEARER.test(text);
+  // The next `:` and `=` at or after the search position, kept so each is looked for once.
+  let colon = -2;
+  let equals = -2;
+  ASSIGNMENT.lastIndex = 0;
+  for (;;) {
+    let from = ASSIGNMENT.lastIndex;
+    if (!bearer) {
+      if (colon !== -1 && colon < from) colon = text.indexOf(":", from);
+      if (equals !== -1 && equals < from) equals = text.indexOf("=", from);
+      const next = colon === -1 ? equals : equals === -1 ? colon : Math.min(colon, equals);
+      if (next === -1) return;
+      from = Math.max(from, next - ASSIGNMENT_REACH);
+    }
+    ASSIGNMENT.lastIndex = from;
+    const m = ASSIGNMENT.exec(text);
+    if (m === null) return;
+    const span = keepAssignment(text, m);
+    if (span) spans.push(span);
+  }
+}
+
 /** The prefixed credentials in the token around each candidate position. */
 function findPrefixed(text: string, spans: Span[]): void {
   CANDIDATE.lastIndex = 0;
@@ -230,6 +265,6 @@ export function findSecrets(text: string): Span[] {
       spans,
     );
   }
-  collect(ASSIGNMENT, text, (m) => keepAssignment(text, m), spans);
+  findAssignments(text, spans);
   return normalizeSpans(spans);
 }
