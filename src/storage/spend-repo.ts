@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, sql } from "kysely";
+import { type ExpressionBuilder, type RawBuilder, sql } from "kysely";
 import type {
   BudgetReservationTable,
   Database,
@@ -75,19 +75,20 @@ export async function readCounters(
 const KEY_COLUMNS = ["guardrail_id", "scope", "subject", "reset_interval", "window_start"] as const;
 
 /**
- * Adds `amount` to a counter's reservations if, and only if, its spend plus reservations is still
- * under `limit`: one upsert whose update is conditional, atomic on SQLite and PostgreSQL alike. A
- * counter not yet written starts at zero. False when the budget is used up.
+ * Adds `amount` to a counter's reservations when the counter is new or when `room` holds on the row
+ * already there: one upsert whose update is conditional, atomic on SQLite and PostgreSQL alike. The
+ * two callers differ only in that condition, so each keeps its own statement shape.
  */
-export async function reserveCounter(
+async function addToCounter(
   tx: Executor,
+  shape: string,
   organizationId: string,
   key: CounterKey,
   limit: number,
   amount: number,
+  // Built only with the statement, on a shape's first run: later runs reuse the compiled SQL.
+  room: () => RawBuilder<boolean>,
 ): Promise<boolean> {
-  // A new counter is inserted unconditionally, so a limit with nothing to give is refused here.
-  if (limit <= 0) return false;
   const parameters = [
     organizationId,
     key.guardrail_id,
@@ -99,7 +100,7 @@ export async function reserveCounter(
     amount,
     limit,
   ];
-  const result = await runShaped(tx, "reserve-counter", parameters, () =>
+  const result = await runShaped(tx, shape, parameters, () =>
     tx
       .insertInto("budget_usage")
       .values({ organization_id: organizationId, ...key, spent_micros: 0, reserved_micros: amount })
@@ -107,10 +108,35 @@ export async function reserveCounter(
         oc
           .columns([...KEY_COLUMNS])
           .doUpdateSet({ reserved_micros: sql`budget_usage.reserved_micros + excluded.reserved_micros` })
-          .where(sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros < ${limit}`),
+          .where(room()),
       ),
   );
   return Number(result.numAffectedRows ?? 0) === 1;
+}
+
+/**
+ * Adds `amount` to a counter's reservations if, and only if, its spend plus reservations is still
+ * under `limit` (the amount itself may run past it). A counter not yet written starts at zero. False
+ * when the budget is used up.
+ */
+export async function reserveCounter(
+  tx: Executor,
+  organizationId: string,
+  key: CounterKey,
+  limit: number,
+  amount: number,
+): Promise<boolean> {
+  // A new counter is inserted unconditionally, so a limit with nothing to give is refused here.
+  if (limit <= 0) return false;
+  return addToCounter(
+    tx,
+    "reserve-counter",
+    organizationId,
+    key,
+    limit,
+    amount,
+    () => sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros < ${limit}`,
+  );
 }
 
 /**
@@ -126,32 +152,18 @@ export async function reserveCounterWithin(
   limit: number,
   amount: number,
 ): Promise<boolean> {
+  // A new counter is inserted unconditionally, so an amount over the limit is refused here.
   if (amount > limit) return false;
-  const parameters = [
+  return addToCounter(
+    tx,
+    "reserve-counter-within",
     organizationId,
-    key.guardrail_id,
-    key.scope,
-    key.subject,
-    key.reset_interval,
-    key.window_start,
-    0,
-    amount,
+    key,
     limit,
-  ];
-  const result = await runShaped(tx, "reserve-counter-within", parameters, () =>
-    tx
-      .insertInto("budget_usage")
-      .values({ organization_id: organizationId, ...key, spent_micros: 0, reserved_micros: amount })
-      .onConflict((oc) =>
-        oc
-          .columns([...KEY_COLUMNS])
-          .doUpdateSet({ reserved_micros: sql`budget_usage.reserved_micros + excluded.reserved_micros` })
-          .where(
-            sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros + excluded.reserved_micros <= ${limit}`,
-          ),
-      ),
+    amount,
+    () =>
+      sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros + excluded.reserved_micros <= ${limit}`,
   );
-  return Number(result.numAffectedRows ?? 0) === 1;
 }
 
 /** Moves a reservation's amount out of the counter and the actual cost into its spend. */
