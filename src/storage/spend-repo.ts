@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, sql } from "kysely";
+import { type ExpressionBuilder, type RawBuilder, sql } from "kysely";
 import type {
   BudgetReservationTable,
   Database,
@@ -74,44 +74,64 @@ export async function readCounters(
 
 const KEY_COLUMNS = ["guardrail_id", "scope", "subject", "reset_interval", "window_start"] as const;
 
-/**
- * Adds `amount` to a counter's reservations if, and only if, its spend plus reservations is still
- * under `limit`: one upsert whose update is conditional, atomic on SQLite and PostgreSQL alike. A
- * counter not yet written starts at zero. False when the budget is used up.
- */
-export async function reserveCounter(
+/** Adds `amount` to a counter's reservations under `limit`; false when the counter refuses. */
+export type CounterReservation = (
   tx: Executor,
   organizationId: string,
   key: CounterKey,
   limit: number,
   amount: number,
-): Promise<boolean> {
-  // A new counter is inserted unconditionally, so a limit with nothing to give is refused here.
-  if (limit <= 0) return false;
-  const parameters = [
-    organizationId,
-    key.guardrail_id,
-    key.scope,
-    key.subject,
-    key.reset_interval,
-    key.window_start,
-    0,
-    amount,
-    limit,
-  ];
-  const result = await runShaped(tx, "reserve-counter", parameters, () =>
-    tx
-      .insertInto("budget_usage")
-      .values({ organization_id: organizationId, ...key, spent_micros: 0, reserved_micros: amount })
-      .onConflict((oc) =>
-        oc
-          .columns([...KEY_COLUMNS])
-          .doUpdateSet({ reserved_micros: sql`budget_usage.reserved_micros + excluded.reserved_micros` })
-          .where(sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros < ${limit}`),
-      ),
-  );
-  return Number(result.numAffectedRows ?? 0) === 1;
+) => Promise<boolean>;
+
+/**
+ * A reservation write: one upsert whose update is conditional, atomic on SQLite and PostgreSQL
+ * alike. A counter not yet written starts at zero and is inserted unconditionally, so `refuses`
+ * turns away beforehand what no counter could take; `room` is the condition on a counter already
+ * there. Each kind keeps its own statement shape (`shape`).
+ */
+function counterReservation(
+  shape: string,
+  refuses: (limit: number, amount: number) => boolean,
+  room: (limit: number) => RawBuilder<boolean>,
+): CounterReservation {
+  return async (tx, organizationId, key, limit, amount) => {
+    if (refuses(limit, amount)) return false;
+    const parameters = [
+      organizationId,
+      key.guardrail_id,
+      key.scope,
+      key.subject,
+      key.reset_interval,
+      key.window_start,
+      0,
+      amount,
+      limit,
+    ];
+    const result = await runShaped(tx, shape, parameters, () =>
+      tx
+        .insertInto("budget_usage")
+        .values({ organization_id: organizationId, ...key, spent_micros: 0, reserved_micros: amount })
+        .onConflict((oc) =>
+          oc
+            .columns([...KEY_COLUMNS])
+            .doUpdateSet({ reserved_micros: sql`budget_usage.reserved_micros + excluded.reserved_micros` })
+            .where(room(limit)),
+        ),
+    );
+    return Number(result.numAffectedRows ?? 0) === 1;
+  };
 }
+
+/**
+ * Adds `amount` to a counter's reservations if, and only if, its spend plus reservations is still
+ * under `limit` (the amount itself may run past it). False when the budget is used up, and always
+ * for a limit with nothing to give.
+ */
+export const reserveCounter = counterReservation(
+  "reserve-counter",
+  (limit) => limit <= 0,
+  (limit) => sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros < ${limit}`,
+);
 
 /**
  * Adds `amount` to a counter's reservations if spend plus reservations plus `amount` stays within
@@ -119,40 +139,12 @@ export async function reserveCounter(
  * The condition is the guarantee, whatever happened between that read and this write: a counter
  * never holds more than its limit. False when it no longer fits.
  */
-export async function reserveCounterWithin(
-  tx: Executor,
-  organizationId: string,
-  key: CounterKey,
-  limit: number,
-  amount: number,
-): Promise<boolean> {
-  if (amount > limit) return false;
-  const parameters = [
-    organizationId,
-    key.guardrail_id,
-    key.scope,
-    key.subject,
-    key.reset_interval,
-    key.window_start,
-    0,
-    amount,
-    limit,
-  ];
-  const result = await runShaped(tx, "reserve-counter-within", parameters, () =>
-    tx
-      .insertInto("budget_usage")
-      .values({ organization_id: organizationId, ...key, spent_micros: 0, reserved_micros: amount })
-      .onConflict((oc) =>
-        oc
-          .columns([...KEY_COLUMNS])
-          .doUpdateSet({ reserved_micros: sql`budget_usage.reserved_micros + excluded.reserved_micros` })
-          .where(
-            sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros + excluded.reserved_micros <= ${limit}`,
-          ),
-      ),
-  );
-  return Number(result.numAffectedRows ?? 0) === 1;
-}
+export const reserveCounterWithin = counterReservation(
+  "reserve-counter-within",
+  (limit, amount) => amount > limit,
+  (limit) =>
+    sql<boolean>`budget_usage.spent_micros + budget_usage.reserved_micros + excluded.reserved_micros <= ${limit}`,
+);
 
 /** Moves a reservation's amount out of the counter and the actual cost into its spend. */
 export async function settleCounter(

@@ -1,15 +1,17 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { clientFor } from "../helpers/server.js";
-import { ask, chat, type GatewayBench, guardKey, orgWithKey, startGatewayBench } from "./gateway-support.js";
+import {
+  ask,
+  chat,
+  clockedBench,
+  GPT_41,
+  guardKey,
+  MISTRAL_SMALL,
+  orgWithKey,
+  USAGE_4500,
+} from "./gateway-support.js";
 import { type MadeKey, orgSteps } from "./org-support.js";
-
-/** $0.06 and $0.18 per million prompt and completion tokens in the default catalog. */
-const MISTRAL_SMALL = "mistralai/mistral-small-3.2-24b-instruct";
-/** Served by a bring-your-own-key endpoint (azure) besides openai's own. */
-const GPT_41 = "openai/gpt-4.1";
-/** Sonnet at 3 and 15 micro-dollars a token: 1000 prompt and 100 completion tokens cost 4,500. */
-const USAGE_4500 = { prompt_tokens: 1000, completion_tokens: 100 };
 
 interface KeyBudgetState {
   guardrail_id: string | null;
@@ -24,14 +26,7 @@ interface KeyBudgetState {
 }
 
 describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#budgets, docs/api.md#keys)", () => {
-  let bench: GatewayBench;
-  let clock = new Date("2026-11-24T12:00:00.000Z");
-  before(async () => {
-    bench = await startGatewayBench({ now: () => clock });
-  });
-  after(async () => {
-    await bench.close();
-  });
+  const bench = clockedBench(new Date("2026-11-24T12:00:00.000Z"));
 
   /** A key with the given limit fields, as the create answered it. */
   async function newKey(steps: ReturnType<typeof orgSteps>, limit: Record<string, unknown>) {
@@ -44,24 +39,15 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
     return res.body.data as Record<string, unknown> & { budgets: KeyBudgetState[] };
   }
 
-  async function withUsage<T>(usage: typeof USAGE_4500, run: () => Promise<T>, delayMs = 0): Promise<T> {
-    bench.script.next = () => ({ delayMs, usage });
-    try {
-      return await run();
-    } finally {
-      bench.script.next = undefined;
-    }
-  }
-
   it("is charged like a guardrail budget, capped when little is left, then refused 403 budget_exhausted naming the key_limit layer; the key objects show it", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const steps = orgSteps(bench.server, org);
     const key = await newKey(steps, { limit: 0.01, limit_reset: "daily" });
     assert.equal(key.limit, 0.01);
     assert.equal(key.limit_remaining, 0.01);
     assert.equal(key.limit_reset, "daily");
-    const answers = await withUsage(USAGE_4500, async () => {
+    const answers = await bench.withUsage(USAGE_4500, async () => {
       const out = [];
       // max_tokens 300 reserves 30 + 4,500 and each answer spends 4,500: two fit whole in 10,000, and
       // the third gets what the 1,000 left pays for beside its prompt, (1,000 - 30) / 15 tokens.
@@ -136,7 +122,7 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
   });
 
   it("sits beside the key's guardrail budgets: the first layer that refuses answers, and every layer is listed on the key", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const { org, steps, key } = await orgWithKey(bench);
     const guardrailId = await guardKey(steps, key, { limit_usd: 1, reset_interval: "monthly" });
     const patched = await clientFor(bench.server, org.key).patch(`/api/v1/keys/${key.hash}`, { limit: 0 });
@@ -167,15 +153,18 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
   });
 
   it("a limit set on a key that already spent in the window starts from that spend: limit_remaining and the gateway hold only what is left", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const { org, key } = await orgWithKey(bench);
-    assert.equal((await withUsage(USAGE_4500, () => chat(bench.server, key.secret, ask("hi")))).status, 200);
+    assert.equal(
+      (await bench.withUsage(USAGE_4500, () => chat(bench.server, key.secret, ask("hi")))).status,
+      200,
+    );
     const api = clientFor(bench.server, org.key);
     const set = await api.patch(`/api/v1/keys/${key.hash}`, { limit: 0.005, limit_reset: "daily" });
     assert.equal(set.status, 200, JSON.stringify(set.body));
     assert.equal(set.body.data.limit_remaining, 0.0005, "$0.005 less the $0.0045 spent today");
     // What is left pays for (500 - 30) / 15 output tokens beside the prompt.
-    const capped = await withUsage({ prompt_tokens: 10, completion_tokens: 31 }, () =>
+    const capped = await bench.withUsage({ prompt_tokens: 10, completion_tokens: 31 }, () =>
       chat(bench.server, key.secret, { ...ask("hi"), max_tokens: 100 }),
     );
     assert.equal(capped.status, 200);
@@ -189,7 +178,7 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
   });
 
   it("a request that cannot fit even a minimal answer in what the limit leaves is refused for itself, with the output tokens that would fit", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const key = await newKey(orgSteps(bench.server, org), { limit: 0.0002 });
     const res = await chat(bench.server, key.secret, ask("hi"));
@@ -201,19 +190,19 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
   });
 
   it("a daily limit starts again at UTC midnight; a lifetime limit (no limit_reset) never does", async () => {
-    clock = new Date("2026-11-24T23:59:00.000Z");
+    bench.clock = new Date("2026-11-24T23:59:00.000Z");
     const org = await bench.server.newOrg();
     const steps = orgSteps(bench.server, org);
     const daily = await newKey(steps, { limit: 0.004, limit_reset: "daily" });
     const lifetime = await newKey(steps, { limit: 0.004 });
     const statuses = async () =>
-      withUsage(USAGE_4500, async () => [
+      bench.withUsage(USAGE_4500, async () => [
         (await chat(bench.server, daily.secret, { ...ask("hi"), max_tokens: 100 })).status,
         (await chat(bench.server, lifetime.secret, { ...ask("hi"), max_tokens: 100 })).status,
       ]);
     assert.deepEqual(await statuses(), [200, 200]);
     assert.deepEqual(await statuses(), [403, 403], "each limit is spent (4,500 of 4,000)");
-    clock = new Date("2026-11-25T00:00:30.000Z");
+    bench.clock = new Date("2026-11-25T00:00:30.000Z");
     assert.deepEqual(await statuses(), [200, 403], "the next day: the daily limit serves again");
     assert.equal((await keyObject(org, daily.hash)).limit_remaining, 0);
     const fresh = await keyObject(org, lifetime.hash);
@@ -221,7 +210,7 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
       fresh.budgets.map((b) => [b.reset_interval, b.spent_usd, b.resets_at]),
       [["lifetime", 0.0045, null]],
     );
-    clock = new Date("2026-11-25T10:00:00.000Z");
+    bench.clock = new Date("2026-11-25T10:00:00.000Z");
     assert.equal(
       (await keyObject(org, daily.hash)).limit_remaining,
       0,
@@ -230,7 +219,7 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
   });
 
   it("bring-your-own-key spend counts on the limit only with include_byok_in_limit", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const steps = orgSteps(bench.server, org);
     const without = await newKey(steps, { limit: 0 });
@@ -277,13 +266,13 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
   });
 
   it("100 concurrent requests against a $0.05 daily key limit: at least 95 served, spend within one request's cost, nothing stays reserved", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const limit = 50_000;
     const key = await newKey(orgSteps(bench.server, org), { limit: limit / 1e6, limit_reset: "daily" });
     // About $0.00015 each: 500 prompt tokens at 0.06 and 667 completion tokens at 0.18.
     const each = Math.ceil(500 * 0.06 + 667 * 0.18);
-    const answers = await withUsage(
+    const answers = await bench.withUsage(
       { prompt_tokens: 500, completion_tokens: 667 },
       () =>
         Promise.all(
@@ -301,13 +290,13 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
   });
 
   it("100 concurrent requests against a tight key limit: spend passes it by at most one request's cost, the rest refused, nothing stays reserved", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     // 4,530 reserved and 4,500 spent per request: 20 and a half requests' worth.
     const each = 4500;
     const limit = 20 * each + each / 2;
     const key = await newKey(orgSteps(bench.server, org), { limit: limit / 1e6, limit_reset: "monthly" });
-    const answers = await withUsage(
+    const answers = await bench.withUsage(
       USAGE_4500,
       () =>
         Promise.all(

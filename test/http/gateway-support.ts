@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
+import { after, before } from "node:test";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import type { CatalogData } from "../../src/domain/catalog.js";
 import {
@@ -71,6 +72,65 @@ export async function startGatewayBench(
       await upstream.close();
     },
   };
+}
+
+/** $0.06 and $0.18 per million prompt and completion tokens in the default catalog. */
+export const MISTRAL_SMALL = "mistralai/mistral-small-3.2-24b-instruct";
+/** Served by a bring-your-own-key endpoint (azure) besides openai's own. */
+export const GPT_41 = "openai/gpt-4.1";
+/** Sonnet at 3 and 15 micro-dollars a token: 1000 prompt and 100 completion tokens cost 4,500. */
+export const USAGE_4500 = { prompt_tokens: 1000, completion_tokens: 100 };
+
+/** A bench whose clock the tests set, for budgets whose windows turn with the date. */
+export interface ClockedBench extends GatewayBench {
+  /** What the service takes as now. */
+  clock: Date;
+  /** Runs `run` while the upstream reports `usage` for every answer, each sent after `delayMs`. */
+  withUsage<T>(usage: typeof USAGE_4500, run: () => Promise<T>, delayMs?: number): Promise<T>;
+}
+
+/**
+ * Starts a bench with a settable clock before the enclosing describe block's tests and closes it
+ * after them; call it in the block's body. Its parts are read through once the block has begun.
+ */
+export function clockedBench(start: Date): ClockedBench {
+  let started: GatewayBench | undefined;
+  const running = (): GatewayBench => {
+    if (!started) throw new Error("the bench starts in the describe block's before hook");
+    return started;
+  };
+  const clocked: ClockedBench = {
+    get server() {
+      return running().server;
+    },
+    get upstream() {
+      return running().upstream;
+    },
+    get received() {
+      return running().received;
+    },
+    get script() {
+      return running().script;
+    },
+    close: () => running().close(),
+    clock: start,
+    async withUsage(usage, run, delayMs = 0) {
+      const { script } = running();
+      script.next = () => ({ delayMs, usage });
+      try {
+        return await run();
+      } finally {
+        script.next = undefined;
+      }
+    },
+  };
+  before(async () => {
+    started = await startGatewayBench({ now: () => clocked.clock });
+  });
+  after(async () => {
+    await started?.close();
+  });
+  return clocked;
 }
 
 export interface RawResponse {

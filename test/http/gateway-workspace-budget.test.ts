@@ -1,34 +1,11 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { clientFor, type TestOrg } from "../helpers/server.js";
-import { ask, chat, type GatewayBench, startGatewayBench } from "./gateway-support.js";
+import { ask, chat, clockedBench, GPT_41, MISTRAL_SMALL, USAGE_4500 } from "./gateway-support.js";
 import { orgSteps, UNKNOWN_UUID } from "./org-support.js";
 
-/** $0.06 and $0.18 per million prompt and completion tokens in the default catalog. */
-const MISTRAL_SMALL = "mistralai/mistral-small-3.2-24b-instruct";
-/** Served by a bring-your-own-key endpoint (azure) besides openai's own. */
-const GPT_41 = "openai/gpt-4.1";
-/** Sonnet at 3 and 15 micro-dollars a token: 1000 prompt and 100 completion tokens cost 4,500. */
-const USAGE_4500 = { prompt_tokens: 1000, completion_tokens: 100 };
-
 describe("workspace budgets: set, read and deleted through the API, enforced over all the workspace's keys (docs/api.md#workspace-budgets, docs/gateway.md#budgets)", () => {
-  let bench: GatewayBench;
-  let clock = new Date("2026-11-24T12:00:00.000Z");
-  before(async () => {
-    bench = await startGatewayBench({ now: () => clock });
-  });
-  after(async () => {
-    await bench.close();
-  });
-
-  async function withUsage<T>(run: () => Promise<T>, usage = USAGE_4500, delayMs = 0): Promise<T> {
-    bench.script.next = () => ({ delayMs, usage });
-    try {
-      return await run();
-    } finally {
-      bench.script.next = undefined;
-    }
-  }
+  const bench = clockedBench(new Date("2026-11-24T12:00:00.000Z"));
 
   async function setBudget(org: TestOrg, ref: string, interval: string, body: Record<string, unknown>) {
     const res = await clientFor(bench.server, org.key).put(
@@ -40,7 +17,7 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
   }
 
   it("PUT sets one budget per interval (again: replaces its limit), GET reads one or all, DELETE removes it; by id or slug", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const api = clientFor(bench.server, org.key);
     const ws = (await api.post("/api/v1/workspaces", { name: "Research", slug: "research" })).body.data;
@@ -55,7 +32,7 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
     });
     assert.equal(lifetime.data.reset_interval, null, "a lifetime budget never resets");
     assert.equal(lifetime.include_byok_in_budgets, true);
-    clock = new Date("2026-11-24T13:00:00.000Z");
+    bench.clock = new Date("2026-11-24T13:00:00.000Z");
     const again = await setBudget(org, ws.id, "daily", { limit_usd: 7.5 });
     assert.equal(again.data.id, daily.data.id, "the same budget, its limit replaced");
     assert.equal(again.data.created_at, daily.data.created_at);
@@ -138,13 +115,13 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
   });
 
   it("counts every key of the workspace together and refuses with 403 budget_exhausted naming the workspace_budget layer; keys of another workspace are not held", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const steps = orgSteps(bench.server, org);
     const [k1, k2] = [await steps.key(), await steps.key()];
     const elsewhere = await steps.key({ workspace_id: (await steps.workspace()).id });
     await setBudget(org, org.workspaceId, "daily", { limit_usd: 0.009 });
-    const statuses = await withUsage(async () => [
+    const statuses = await bench.withUsage(USAGE_4500, async () => [
       (await chat(bench.server, k1.secret, { ...ask("hi"), max_tokens: 100 })).status,
       (await chat(bench.server, k2.secret, { ...ask("hi"), max_tokens: 100 })).status,
     ]);
@@ -189,12 +166,12 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
     assert.equal(object.limit, null, "the key's own limit is not the workspace's");
 
     // The next day the daily budget starts again.
-    clock = new Date("2026-11-25T00:00:01.000Z");
+    bench.clock = new Date("2026-11-25T00:00:01.000Z");
     assert.equal((await chat(bench.server, k1.secret, ask("hi"))).status, 200);
   });
 
   it("layers are checked in order: the key's own limit, the guardrails' budgets, then the workspace's; the first that refuses answers", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const steps = orgSteps(bench.server, org);
     await setBudget(org, org.workspaceId, "monthly", { limit_usd: 0.0045 });
@@ -204,7 +181,11 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
     const g = await steps.guardrail({ limit_usd: 0.0045, reset_interval: "daily" });
     await steps.assignKeys(g.id, [guarded.hash]);
     assert.equal(
-      (await withUsage(() => chat(bench.server, capped.secret, { ...ask("hi"), max_tokens: 100 }))).status,
+      (
+        await bench.withUsage(USAGE_4500, () =>
+          chat(bench.server, capped.secret, { ...ask("hi"), max_tokens: 100 }),
+        )
+      ).status,
       200,
     );
     // Spent on every layer of the key: its own limit is checked first.
@@ -264,11 +245,11 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
   });
 
   it("a budget set on a workspace that already spent in the window starts from that spend", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const steps = orgSteps(bench.server, org);
     const [k1, k2] = [await steps.key(), await steps.key()];
-    await withUsage(() => chat(bench.server, k1.secret, ask("hi")));
+    await bench.withUsage(USAGE_4500, () => chat(bench.server, k1.secret, ask("hi")));
     await setBudget(org, org.workspaceId, "daily", { limit_usd: 0.004 });
     const [state] = (await clientFor(bench.server, k2.secret).get("/api/v1/key")).body.data.budgets;
     assert.deepEqual([state.layer, state.spent_usd], ["workspace_budget", 0.0045]);
@@ -287,7 +268,7 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
   });
 
   it("100 concurrent requests from four keys against a $0.05 daily workspace budget: at least 95 served, spend within one request's cost, nothing stays reserved", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const steps = orgSteps(bench.server, org);
     const keys = [await steps.key(), await steps.key(), await steps.key(), await steps.key()];
@@ -295,14 +276,14 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
     await setBudget(org, org.workspaceId, "daily", { limit_usd: limit / 1e6 });
     // About $0.00015 each: 500 prompt tokens at 0.06 and 667 completion tokens at 0.18.
     const each = Math.ceil(500 * 0.06 + 667 * 0.18);
-    const answers = await withUsage(
+    const answers = await bench.withUsage(
+      { prompt_tokens: 500, completion_tokens: 667 },
       () =>
         Promise.all(
           Array.from({ length: 100 }, (_, i) =>
             chat(bench.server, keys[i % 4]?.secret ?? "", ask("hi", MISTRAL_SMALL)),
           ),
         ),
-      { prompt_tokens: 500, completion_tokens: 667 },
       40,
     );
     const served = answers.filter((a) => a.status === 200).length;
@@ -316,21 +297,21 @@ describe("workspace budgets: set, read and deleted through the API, enforced ove
   });
 
   it("100 concurrent requests from four keys against a tight workspace budget: spend passes it by at most one request's cost, nothing stays reserved", async () => {
-    clock = new Date("2026-11-24T12:00:00.000Z");
+    bench.clock = new Date("2026-11-24T12:00:00.000Z");
     const org = await bench.server.newOrg();
     const steps = orgSteps(bench.server, org);
     const keys = [await steps.key(), await steps.key(), await steps.key(), await steps.key()];
     const each = 4500;
     const limit = 20 * each + each / 2;
     await setBudget(org, org.workspaceId, "weekly", { limit_usd: limit / 1e6 });
-    const answers = await withUsage(
+    const answers = await bench.withUsage(
+      USAGE_4500,
       () =>
         Promise.all(
           Array.from({ length: 100 }, (_, i) =>
             chat(bench.server, keys[i % 4]?.secret ?? "", { ...ask("hi"), max_tokens: 300 }),
           ),
         ),
-      USAGE_4500,
       20,
     );
     const served = answers.filter((a) => a.status === 200).length;
