@@ -96,65 +96,33 @@ function findAllInBytes(re: RE2): (text: string, bytes: Buffer) => Span[] {
   };
 }
 
-/**
- * Whether a pattern can match the empty string anywhere. RE2's assertions (^, $, \A, \z, \b, \B,
- * multi-line or not) look only at the characters either side of a position, and each is one of: a
- * word character, a newline, another character, or the text's edge. So a pattern matches empty
- * somewhere exactly when it matches empty, as a whole, between two of these. A wrapped pattern that
- * does not compile (an unterminated \Q swallows the closing parenthesis) counts as matching empty.
- */
-function canMatchEmpty(pattern: string): boolean {
-  const sides = ["a", "\n", " "];
-  const probes: [string, string[]][] = [
-    [`\\A(?:${pattern})\\z`, [""]],
-    [`\\A(?:${pattern})[a\\n ]\\z`, sides],
-    [`\\A[a\\n ](?:${pattern})\\z`, sides],
-    [`\\A[a\\n ](?:${pattern})[a\\n ]\\z`, sides.flatMap((b) => sides.map((a) => b + a))],
-  ];
-  try {
-    return probes.some(([source, texts]) => {
-      const re = new RE2(source, "u");
-      return texts.some((t) => re.test(t));
-    });
-  } catch {
-    return true;
-  }
-}
+/** Marks each match's ends in the text; neither can come from the text, which is checked first. */
+const OPEN = "\u0000";
+const CLOSE = "\u0001";
+const MARKED = `${OPEN}$&${CLOSE}`;
 
 /**
- * All matches of a pattern that never matches empty, from one native call: splitting the text on
- * the pattern wrapped in a group returns, per match, the text before it, the match and the pattern's
- * own groups, all as JS strings, so their lengths are UTF-16 indices already. One exec per match
- * costs a result array and a buffer copy each, several times the search itself. Returns null when the
- * pieces do not add up to the text, and the caller then searches match by match.
+ * All matches of a pattern from one native call: the text with every match bracketed by two
+ * control characters, whose places, less the marks before them, are the matches' UTF-16 indices.
+ * One exec per match costs a result array and a buffer copy each, several times the search itself.
+ * RE2's replace finds the same matches as the exec loop until an empty match, after which the two
+ * step on differently; an empty match leaves its two marks side by side, and then, or when the text
+ * holds a mark itself, this returns null and the caller searches match by match.
  */
-function findAllBySplit(pattern: string): ((text: string) => Span[] | null) | null {
-  if (canMatchEmpty(pattern)) return null;
-  let splitter: RE2;
-  let stride: number;
-  try {
-    splitter = new RE2(`(${pattern})`, "u");
-    // The empty alternative always matches, so the result has one entry per group of the splitter.
-    const groups = new RE2(`(${pattern})|`, "u").exec("");
-    if (groups === null) return null;
-    stride = groups.length;
-  } catch {
-    return null;
-  }
+function findAllByMarks(re: RE2): (text: string) => Span[] | null {
   return (text) => {
-    const pieces = splitter.split(text) as (string | undefined)[];
-    if ((pieces.length - 1) % stride !== 0) return null;
+    if (text.includes(OPEN) || text.includes(CLOSE)) return null;
+    const marked = re.replace(text, MARKED);
     const spans: Span[] = [];
-    let at = 0;
-    for (let i = 0; i + 1 < pieces.length; i += stride) {
-      const before = pieces[i];
-      const match = pieces[i + 1];
-      if (before === undefined || match === undefined || match.length === 0) return null;
-      at += before.length;
-      spans.push({ start: at, end: at + match.length });
-      at += match.length;
+    let marks = 0;
+    for (let open = marked.indexOf(OPEN); open !== -1; open = marked.indexOf(OPEN, open)) {
+      const close = marked.indexOf(CLOSE, open);
+      if (close === open + 1) return null;
+      spans.push({ start: open - marks, end: close - marks - 1 });
+      marks += 2;
+      open = close;
     }
-    return at + (pieces[pieces.length - 1]?.length ?? Number.NaN) === text.length ? spans : null;
+    return spans;
   };
 }
 
@@ -220,10 +188,8 @@ export function compileFilters(
       continue;
     }
     const byExec = findAllInBytes(re);
-    const bySplit = findAllBySplit(f.pattern);
-    const findInBytes = bySplit
-      ? (text: string, bytes: Buffer) => bySplit(text) ?? byExec(text, bytes)
-      : byExec;
+    const byMarks = findAllByMarks(re);
+    const findInBytes = (text: string, bytes: Buffer) => byMarks(text) ?? byExec(text, bytes);
     custom.push({
       ref: { type: "custom", pattern: f.pattern },
       action: f.action,

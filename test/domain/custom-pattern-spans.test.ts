@@ -37,6 +37,13 @@ describe("custom pattern matches (docs/gateway.md#what-happens-to-a-request)", (
     assert.deepEqual(redactWith("(?m)^", "a\nb"), { value: "a\nb", count: 0 });
   });
 
+  it("matches text that holds NUL and other control characters like any other text", () => {
+    assert.deepEqual(redactWith("PRJ-[0-9]+", "\u0000PRJ-1\u0001 \u0001\u0000PRJ-22"), {
+      value: "\u0000[X]\u0001 \u0001\u0000[X]",
+      count: 2,
+    });
+  });
+
   it("reads a match at the very end and one at the very start of the text", () => {
     assert.deepEqual(redactWith("ab", "ab ab"), { value: "[X] [X]", count: 2 });
   });
