@@ -96,6 +96,36 @@ function findAllInBytes(re: RE2): (text: string, bytes: Buffer) => Span[] {
   };
 }
 
+/** Marks each match's ends in the text; neither can come from the text, which is checked first. */
+const OPEN = "\u0000";
+const CLOSE = "\u0001";
+const MARKED = `${OPEN}$&${CLOSE}`;
+
+/**
+ * All matches of a pattern from one native call: the text with every match bracketed by two
+ * control characters, whose places, less the marks before them, are the matches' UTF-16 indices.
+ * One exec per match costs a result array and a buffer copy each, several times the search itself.
+ * RE2's replace finds the same matches as the exec loop until an empty match, after which the two
+ * step on differently; an empty match leaves its two marks side by side, and then, or when the text
+ * holds a mark itself, this returns null and the caller searches match by match.
+ */
+function findAllByMarks(re: RE2): (text: string) => Span[] | null {
+  return (text) => {
+    if (text.includes(OPEN) || text.includes(CLOSE)) return null;
+    const marked = re.replace(text, MARKED);
+    const spans: Span[] = [];
+    let marks = 0;
+    for (let open = marked.indexOf(OPEN); open !== -1; open = marked.indexOf(OPEN, open)) {
+      const close = marked.indexOf(CLOSE, open);
+      if (close === open + 1) return null;
+      spans.push({ start: open - marks, end: close - marks - 1 });
+      marks += 2;
+      open = close;
+    }
+    return spans;
+  };
+}
+
 /**
  * Splits the patterns, in order, into groups of at most SET_MAX_COST: a pattern costlier than that
  * runs alone. A set that does not compile anyway (a guardrail stored before its patterns' cost was
@@ -157,7 +187,9 @@ export function compileFilters(
       broken.push({ pattern: f.pattern, error: err instanceof Error ? err.message : "does not compile" });
       continue;
     }
-    const findInBytes = findAllInBytes(re);
+    const byExec = findAllInBytes(re);
+    const byMarks = findAllByMarks(re);
+    const findInBytes = (text: string, bytes: Buffer) => byMarks(text) ?? byExec(text, bytes);
     custom.push({
       ref: { type: "custom", pattern: f.pattern },
       action: f.action,
