@@ -1,7 +1,7 @@
 /**
  * Human log lines for a terminal. pino writes one JSON object per line; this stream turns each into
- * `time LEVEL message key=value ...`, and a request into one line (method, path, status, duration)
- * instead of fastify's two. What reaches it was already redacted by the logger.
+ * `time LEVEL message key=value ...`; a request's line (the service writes one, when it completes)
+ * reads `method path → status duration`. What reaches it was already redacted by the logger.
  */
 
 const LEVELS: Record<number, { name: string; color: string }> = {
@@ -15,9 +15,6 @@ const LEVELS: Record<number, { name: string; color: string }> = {
 
 /** Fields every line has, or that a request line already shows in its own words. */
 const SHOWN = new Set(["level", "time", "pid", "hostname", "msg", "reqId", "req", "res", "responseTime"]);
-
-/** Requests whose first line was seen, by id, until their completion line; bounded by MAX_OPEN. */
-const MAX_OPEN = 10_000;
 
 export interface PrettyOptions {
   color: boolean;
@@ -36,7 +33,6 @@ function value(v: unknown): string {
 
 export function prettyLogStream(options: PrettyOptions): { write(line: string): void } {
   const paint = (code: string, text: string) => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
-  const open = new Map<string, string>();
   return {
     write(line: string) {
       let entry: Record<string, unknown>;
@@ -48,18 +44,11 @@ export function prettyLogStream(options: PrettyOptions): { write(line: string): 
       }
       const reqId = typeof entry.reqId === "string" ? entry.reqId : undefined;
       const req = entry.req as { method?: string; url?: string } | undefined;
-      if (entry.msg === "incoming request" && reqId && req) {
-        // Held back: the completion line says the same and more.
-        if (open.size >= MAX_OPEN) open.clear();
-        open.set(reqId, `${req.method ?? "?"} ${req.url ?? "?"}`);
-        return;
-      }
       const level = LEVELS[entry.level as number] ?? { name: String(entry.level), color: "0" };
       let message = typeof entry.msg === "string" ? entry.msg : "";
       const res = entry.res as { statusCode?: number } | undefined;
       if (entry.msg === "request completed" && reqId) {
-        const what = open.get(reqId) ?? "request";
-        open.delete(reqId);
+        const what = req ? `${req.method ?? "?"} ${req.url ?? "?"}` : "request";
         const status = res?.statusCode ?? 0;
         const ms = typeof entry.responseTime === "number" ? ` ${entry.responseTime.toFixed(1)} ms` : "";
         const statusText =
@@ -69,8 +58,6 @@ export function prettyLogStream(options: PrettyOptions): { write(line: string): 
               ? paint("33", String(status))
               : String(status);
         message = `${what} → ${statusText}${ms}`;
-      } else if (reqId && open.has(reqId)) {
-        message = `${open.get(reqId)}: ${message}`;
       }
       const rest = Object.entries(entry)
         .filter(([k]) => !SHOWN.has(k))

@@ -195,7 +195,11 @@ async function readWhole(body: Readable): Promise<string> {
  * answered (connection failures, 429, 5xx), and only endpoints charged alike (same free and
  * bring-your-own-key standing) so the reservation still fits.
  */
-async function sendToUpstream(a: Attempt, body: ChatBody, signal: AbortSignal): Promise<UpstreamReply> {
+async function sendToUpstream(
+  a: Attempt,
+  body: ChatBody,
+  signal: AbortSignal | undefined,
+): Promise<UpstreamReply> {
   const first = a.endpoint;
   const alike = a.prepared.decision.endpoints.filter((e) => e.free === first.free && e.byok === first.byok);
   let lastError: AppError | undefined;
@@ -227,6 +231,7 @@ export async function completeChat(
   ingress: Region,
   requestId: string,
   log: GatewayLog,
+  noteDecision: (details: Record<string, unknown>) => void,
 ): Promise<GatewayAnswer> {
   let prepared = await prepareRequest(gw, keyPolicy, body, ingress, false);
   const decision = prepared.decision;
@@ -236,15 +241,13 @@ export async function completeChat(
       hit.count,
     );
   }
-  // The decision and what the filters found (which filter, how often), never the text.
-  log.info(
-    {
-      decision: decision.allowed ? "allow" : (decision.violations[0]?.rule ?? "refuse"),
-      model: decision.model?.canonical_slug,
-      detections: decision.scan.hits.map((h) => ({ filter: h.filter, action: h.action, count: h.count })),
-    },
-    "gateway decision",
-  );
+  // The decision and what the filters found (which filter, how often), never the text: for the
+  // request's log line.
+  noteDecision({
+    decision: decision.allowed ? "allow" : (decision.violations[0]?.rule ?? "refuse"),
+    model: decision.model?.canonical_slug,
+    detections: decision.scan.hits.map((h) => ({ filter: h.filter, action: h.action, count: h.count })),
+  });
   if (!decision.allowed) refuse(gw, decision);
   const model = decision.model as Model;
   const attempt = new Attempt(gw, keyPolicy, model, prepared, requestId, log);
@@ -279,10 +282,11 @@ export async function completeChat(
         stream_options: { ...(body.stream_options as object | undefined), include_usage: true },
       }
     : capped;
-  const controller = new AbortController();
+  // Only a stream is stopped when its client goes away; a signal costs every request listeners.
+  const controller = stream ? new AbortController() : undefined;
   let reply: UpstreamReply;
   try {
-    reply = await sendToUpstream(attempt, forwarded, controller.signal);
+    reply = await sendToUpstream(attempt, forwarded, controller?.signal);
   } catch (err) {
     await attempt.release();
     gw.metrics.requests.inc({ outcome: "upstream_error", reason: (err as AppError).code ?? "error" });
@@ -293,7 +297,7 @@ export async function completeChat(
     created: Math.floor(gw.services.now().getTime() / 1000),
     model: model.slug,
   };
-  if (stream && reply.contentType.startsWith("text/event-stream")) {
+  if (controller && reply.contentType.startsWith("text/event-stream")) {
     const clientWantsUsage =
       (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
     return {

@@ -108,7 +108,7 @@ describe("dry run, metrics and logs of the request path (docs/gateway.md#operati
     assert.match(text, /guardrails_gateway_upstream_seconds_count\{provider="anthropic"\} [1-9]/);
   });
 
-  it("logs carry the request id and the decision, never the message text or a key", async () => {
+  it("each request logs one line, with its request id, status and decision, never the message text or a key (docs/configuration.md#logs)", async () => {
     const { key } = await orgWithKey(bench);
     const marker = `marker-${Math.random().toString(36).slice(2)}`;
     const res = await chat(bench.server, key.secret, ask(`my private note ${marker}`));
@@ -117,10 +117,17 @@ describe("dry run, metrics and logs of the request path (docs/gateway.md#operati
     const all = logLines.join("");
     assert.equal(all.includes(marker), false, "no message text in the log");
     assert.equal(all.includes(key.secret), false, "no key in the log");
-    const decision = logLines
+    const lines = logLines
       .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .find((l) => l.reqId === requestId && l.msg === "gateway decision");
-    assert.ok(decision, "the decision is logged with the request id");
-    assert.equal(decision.decision, "allow");
+      .filter((l) => l.reqId === requestId);
+    assert.deepEqual(
+      lines.map((l) => l.msg),
+      ["request completed"],
+      "one line for the request",
+    );
+    const [line] = lines as [Record<string, unknown>];
+    assert.equal(line.decision, "allow");
+    assert.deepEqual(line.res, { statusCode: 200 });
+    assert.equal((line.req as { url?: string }).url, "/api/v1/chat/completions");
   });
 });

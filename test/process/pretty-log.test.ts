@@ -11,25 +11,20 @@ describe("pretty log lines (docs/configuration.md#logs)", () => {
     return out;
   }
 
-  it("a request is one line with method, path, status and duration, not fastify's two", () => {
+  it("a request's line reads method, path, status and duration; its other fields follow", () => {
     const out = render([
       {
         level: 30,
         time: 0,
         reqId: "abcdef12-3456",
         req: { method: "POST", url: "/api/v1/keys" },
-        msg: "incoming request",
-      },
-      {
-        level: 30,
-        time: 0,
-        reqId: "abcdef12-3456",
         res: { statusCode: 201 },
+        decision: "allow",
         responseTime: 3.25,
         msg: "request completed",
       },
     ]);
-    assert.equal(out, "00:00:00.000 INFO  POST /api/v1/keys → 201 3.3 ms abcdef12\n");
+    assert.equal(out, "00:00:00.000 INFO  POST /api/v1/keys → 201 3.3 ms decision=allow abcdef12\n");
   });
 
   it("other fields follow the message as key=value, and a line that is not JSON passes as it is", () => {

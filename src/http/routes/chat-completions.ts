@@ -46,6 +46,9 @@ export function chatCompletionRoutes(parent: FastifyInstance, gw: GatewayDeps): 
         request.ingressRegion,
         request.id,
         request.log,
+        (details) => {
+          request.logDetails = details;
+        },
       );
       reply.headers(answer.headers);
       // The status is the provider's success status; the declared responses type it as 200.
