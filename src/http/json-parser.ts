@@ -51,10 +51,10 @@ export function installJsonParser(app: FastifyInstance): void {
       }
       let parsed: unknown;
       try {
-        parsed = secureJson.parse(buffer.toString("utf8"), undefined, {
-          protoAction: "error",
-          constructorAction: "error",
-        });
+        const text = buffer.toString("utf8");
+        parsed = mayHoldPoison(text)
+          ? secureJson.parse(text, undefined, { protoAction: "error", constructorAction: "error" })
+          : JSON.parse(text);
       } catch (err) {
         const poisoned = err instanceof SyntaxError && /prototype/i.test(err.message);
         const message = poisoned
@@ -80,6 +80,16 @@ export function installJsonParser(app: FastifyInstance): void {
 }
 
 const CHAT_COMPLETIONS_ROUTE = "/api/v1/chat/completions";
+
+/**
+ * Whether a JSON text could hold a `__proto__` or `constructor` key. secure-json-parse finds them
+ * with two regular expressions over the whole text, written plainly or with \u escapes (the only
+ * JSON escape that can stand for a letter), which every body would pay; a text holding neither name
+ * as written and no \u escape cannot hold them, and three native searches say so.
+ */
+function mayHoldPoison(text: string): boolean {
+  return text.includes("\\u") || text.includes("__proto__") || text.includes("constructor");
+}
 
 /**
  * How deep a body may nest arrays and objects: the model request's own limit, for every route.

@@ -134,6 +134,18 @@ const BAD_BODIES: BadInput[] = [
     issuePath: "",
     request: { rawBody: '{"name":"x","constructor":{"prototype":{}}}', headers: JSON_TYPE },
   },
+  {
+    name: 'a "__proto__" key written with \\u escapes',
+    status: 400,
+    issuePath: "",
+    request: { rawBody: '{"name":"x","\\u005f_pr\\u006fto__":{"limit_usd":1}}', headers: JSON_TYPE },
+  },
+  {
+    name: 'a "constructor" key written with \\u escapes, holding "prototype"',
+    status: 400,
+    issuePath: "",
+    request: { rawBody: '{"name":"x","\\u0063onstructor":{"prototype":{}}}', headers: JSON_TYPE },
+  },
 ];
 
 function assertErrorBody(res: ApiResponse, status: number, label: string, issuePath?: string): void {
