@@ -67,7 +67,7 @@ export class Upstreams {
   }
 
   /** Sends a chat completion; resolves once the upstream's status and headers have arrived. */
-  async send(providerId: string, body: string, signal: AbortSignal): Promise<UpstreamReply> {
+  async send(providerId: string, body: string, signal?: AbortSignal): Promise<UpstreamReply> {
     const client = this.clients.get(providerId);
     if (!client) throw new UpstreamFailure("connect", providerId);
     const timeout = client.provider.timeout_ms;
