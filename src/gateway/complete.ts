@@ -7,7 +7,7 @@ import { AppError } from "../domain/errors.js";
 import type { KeyPolicy } from "../services/effective-policy.js";
 import type { AlertWatch } from "../services/raise-budget-alerts.js";
 import { type GatewayDeps, outputCap, type Prepared, prepareRequest, withOutputCap } from "./prepare.js";
-import { type AnswerDefaults, completeAnswer, completeChunk } from "./response-fields.js";
+import { type AnswerDefaults, completeAnswerText, completeChunk } from "./response-fields.js";
 import { admitRequest, type Reservation, release, settle } from "./spend.js";
 import { connectHint, failureKind, readLimited, UpstreamFailure, type UpstreamReply } from "./upstream.js";
 
@@ -322,8 +322,7 @@ export async function completeChat(
   }
   await attempt.settle(attempt.usage(usageOf(parsed), Buffer.byteLength(text)));
   gw.metrics.requests.inc({ outcome: "forwarded", reason: "" });
-  const filled = reply.status < 300 ? completeAnswer(parsed, defaults) : undefined;
-  const payload = filled ? JSON.stringify(filled) : text;
+  const payload = reply.status < 300 ? completeAnswerText(text, parsed, defaults) : text;
   return { kind: "json", status: reply.status, contentType: reply.contentType, payload, headers };
 }
 

@@ -18,17 +18,26 @@ function isObject(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Fills a chat.completion body; returns undefined when nothing was missing. */
-export function completeAnswer(body: unknown, defaults: AnswerDefaults): Json | undefined {
-  if (!isObject(body) || !Array.isArray(body.choices)) return undefined;
+/**
+ * The answer to send for the upstream's `text` (parsed: `body`): its own bytes when nothing is
+ * missing; when only `system_fingerprint` is, the same bytes with `"system_fingerprint":null`
+ * written before the closing brace (the text parsed as an object, so its last `}` closes it), since
+ * serializing a long answer again would cost more than the rest of its handling; otherwise the
+ * filled answer, serialized.
+ */
+export function completeAnswerText(text: string, body: unknown, defaults: AnswerDefaults): string {
+  if (!isObject(body) || !Array.isArray(body.choices)) return text;
   const filled = fill(body, defaults, "chat.completion");
-  // OpenAI's field, which strict clients require: null says the backend configuration is unknown.
-  if (!("system_fingerprint" in body)) {
-    const out = filled ?? { ...body };
-    out.system_fingerprint = null;
-    return out;
+  const fingerprint = "system_fingerprint" in body;
+  if (filled) {
+    // OpenAI's field, which strict clients require: null says the backend configuration is unknown.
+    if (!fingerprint) filled.system_fingerprint = null;
+    return JSON.stringify(filled);
   }
-  return filled;
+  if (fingerprint) return text;
+  const end = text.lastIndexOf("}");
+  // An object with `choices` has a member already, so the new one follows a comma.
+  return `${text.slice(0, end)},"system_fingerprint":null${text.slice(end)}`;
 }
 
 /**
