@@ -6,6 +6,7 @@ import { budgetViolation, costMicros, type Decision, promptTokenBound } from "..
 import { AppError } from "../domain/errors.js";
 import type { KeyPolicy } from "../services/effective-policy.js";
 import type { AlertWatch } from "../services/raise-budget-alerts.js";
+import { forwardedText } from "./forward-body.js";
 import { type GatewayDeps, outputCap, type Prepared, prepareRequest, withOutputCap } from "./prepare.js";
 import { type AnswerDefaults, completeAnswerText, completeChunk } from "./response-fields.js";
 import { admitRequest, type Reservation, release, settle } from "./spend.js";
@@ -198,6 +199,7 @@ async function readWhole(body: Readable): Promise<string> {
 async function sendToUpstream(
   a: Attempt,
   body: ChatBody,
+  sent: { body: ChatBody; text?: string | undefined },
   signal: AbortSignal | undefined,
 ): Promise<UpstreamReply> {
   const first = a.endpoint;
@@ -206,7 +208,7 @@ async function sendToUpstream(
   for (const endpoint of alike) {
     a.endpoint = endpoint;
     a.started = process.hrtime.bigint();
-    const payload = JSON.stringify({ ...body, model: endpoint.model_id ?? a.model.slug });
+    const payload = forwardedText(sent.text, sent.body, body, endpoint.model_id ?? a.model.slug);
     try {
       const reply = await a.gw.upstreams.send(endpoint.provider, payload, signal);
       if (reply.status < 400) return reply;
@@ -227,12 +229,13 @@ async function sendToUpstream(
 export async function completeChat(
   gw: GatewayDeps,
   keyPolicy: KeyPolicy,
-  body: ChatBody,
+  request: { body: ChatBody; text?: string | undefined },
   ingress: Region,
   requestId: string,
   log: GatewayLog,
   noteDecision: (details: Record<string, unknown>) => void,
 ): Promise<GatewayAnswer> {
+  const body = request.body;
   let prepared = await prepareRequest(gw, keyPolicy, body, ingress, false);
   const decision = prepared.decision;
   for (const hit of decision.scan.hits) {
@@ -286,7 +289,7 @@ export async function completeChat(
   const controller = stream ? new AbortController() : undefined;
   let reply: UpstreamReply;
   try {
-    reply = await sendToUpstream(attempt, forwarded, controller?.signal);
+    reply = await sendToUpstream(attempt, forwarded, request, controller?.signal);
   } catch (err) {
     await attempt.release();
     gw.metrics.requests.inc({ outcome: "upstream_error", reason: (err as AppError).code ?? "error" });

@@ -4,11 +4,19 @@ import secureJson from "secure-json-parse";
 import { MAX_NESTING } from "../domain/chat-texts.js";
 import { AppError } from "../domain/errors.js";
 
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The JSON body's text as it arrived (the gateway forwards it when it changes nothing but the model). */
+    jsonText?: string;
+  }
+}
+
 /**
  * The JSON body parser: refuses invalid UTF-8 (Node would silently substitute U+FFFD) and the
  * `__proto__` / `constructor.prototype` keys that poison objects, each with a 400 in our error shape.
  */
 export function installJsonParser(app: FastifyInstance): void {
+  app.decorateRequest("jsonText", undefined);
   // Only JSON is accepted; any other type is a 415 (Fastify also parses text/plain by default).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -55,6 +63,7 @@ export function installJsonParser(app: FastifyInstance): void {
         parsed = mayHoldPoison(text)
           ? secureJson.parse(text, undefined, { protoAction: "error", constructorAction: "error" })
           : JSON.parse(text);
+        request.jsonText = text;
       } catch (err) {
         const poisoned = err instanceof SyntaxError && /prototype/i.test(err.message);
         const message = poisoned

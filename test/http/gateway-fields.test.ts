@@ -159,6 +159,23 @@ describe("every field of a request is scanned, on the bytes the provider receive
     assert.deepEqual(JSON.parse(args), { to: "[EMAIL]", note: "Hi,\n[EMAIL]" });
   });
 
+  it("a request the filters leave unchanged reaches the provider as the client wrote it, but for its model (docs/gateway.md#what-happens-to-a-request)", async () => {
+    const { key } = await keyWith({ content_filter_builtins: [{ slug: "email", action: "redact" }] });
+    // Spacing, escapes and number forms a serializer would rewrite; a nested "model" left alone.
+    const raw = `{ "messages" : [ {"role":"user", "content":"caf\\u00e9 \\"model\\": 1.50e1 \\/"} ],\n  "model":"${SONNET}", "temperature": 1.0, "metadata": {"model": "mine"} }`;
+    const before = received.length;
+    const res = await fetch(`${server.origin}/api/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
+      body: raw,
+    });
+    assert.equal(res.status, 200, await res.text());
+    assert.equal(received.length, before + 1);
+    const sent = (received.at(-1) as Buffer).toString("utf8");
+    const { model } = JSON.parse(sent) as { model: string };
+    assert.equal(sent, raw.replace(`"model":"${SONNET}"`, `"model":${JSON.stringify(model)}`));
+  });
+
   it("an address in a participant or function name refuses the request (a name is never rewritten); nothing is sent", async () => {
     const { key } = await keyWith({ content_filter_builtins: [{ slug: "email", action: "redact" }] });
     const before = received.length;

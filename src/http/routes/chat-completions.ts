@@ -42,7 +42,7 @@ export function chatCompletionRoutes(parent: FastifyInstance, gw: GatewayDeps): 
       const answer = await completeChat(
         gw,
         keyPolicy,
-        request.body,
+        { body: request.body, text: request.jsonText },
         request.ingressRegion,
         request.id,
         request.log,
