@@ -14,7 +14,7 @@ describe("the forwarded body keeps the client's bytes when only the model change
   const chatBody = (extra: Record<string, unknown>) => ({ ...extra, model: "a/b", messages: [] }) as ChatBody;
   // Bodies with "model" keys and look-alikes nested anywhere, written compact or indented; top-level
   // keys that JSON writes without an escape (one with an escape is never spliced, tested below).
-  const plainKey = fc.string().filter((k) => !/["\\\u0000-\u001f]/.test(k));
+  const plainKey = fc.string().filter((k) => JSON.stringify(k) === `"${k}"`);
   const members = fc.dictionary(
     fc.oneof(fc.constantFrom("model", "Model", "models", "model ", "messages0"), plainKey),
     fc.jsonValue({ maxDepth: 3 }),
