@@ -20,6 +20,8 @@
  * BENCH_ROUNDS (3) rounds, the paths' order reversed every other round; every figure is the median
  * over rounds. Ends with each target and whether this run met it. A report: exits 0.
  */
+
+import { BUILD, ensureBuilt } from "./build.js";
 import {
   CONNECTIONS,
   DURATION,
@@ -272,8 +274,9 @@ function openReport(results: Record<string, OpenLoopResult[]>): void {
 }
 
 async function main(): Promise<void> {
+  ensureBuilt();
   console.log(
-    `\ngateway bench: ${CONNECTIONS} connections closed loop, ${OPEN_RATE}/s open loop, ${WARMUP} s warm-up + ${DURATION} s measured per path, ${ROUNDS} rounds, Node ${process.version}`,
+    `\ngateway bench: ${CONNECTIONS} connections closed loop, ${OPEN_RATE}/s open loop, ${WARMUP} s warm-up + ${DURATION} s measured per path, ${ROUNDS} rounds, the service's ${BUILD} build, Node ${process.version}`,
   );
   const instant: Figures = {};
   const model: Figures = {};

@@ -23,6 +23,7 @@ import {
   type RunningPostgres,
   startEmbeddedPostgres,
 } from "../test/helpers/embedded-postgres.js";
+import { ensureBuilt } from "./build.js";
 import { type Measured, measure, type ServerChild, startServer } from "./load.js";
 import { promptLoad } from "./shared.js";
 import { measureWrites, printReport } from "./writes.js";
@@ -143,6 +144,7 @@ async function gateway(serverUrl: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  ensureBuilt();
   const external = process.env.BENCH_POSTGRES_URL;
   const embedded: RunningPostgres | undefined = external
     ? undefined

@@ -6,6 +6,7 @@
  *
  * Environment: see bench/load.ts.
  */
+import { ensureBuilt } from "./build.js";
 import { startServer } from "./load.js";
 import { measureWrites, printReport } from "./writes.js";
 
@@ -19,6 +20,7 @@ async function runAgainst(name: "service" | "baseline") {
 }
 
 try {
+  ensureBuilt();
   const baseline = await runAgainst("baseline");
   const service = await runAgainst("service");
   printReport("guardrails bench (SQLite)", baseline, service);

@@ -1,4 +1,5 @@
-import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../src/config.js";
+import { readFileSync } from "node:fs";
+import type { CatalogData } from "../src/domain/catalog.js";
 import type { Principal } from "../src/services/context.js";
 import type { createOrganization } from "../src/services/organizations.js";
 
@@ -23,7 +24,11 @@ export interface CpuMessage {
   micros: number;
 }
 
-const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
+// The shipped catalog read as data: a server child loads the service's modules from one build
+// (./build.ts), which importing src/config.ts here would duplicate.
+const catalog = JSON.parse(
+  readFileSync(new URL("../config/default.json", import.meta.url), "utf8"),
+) as CatalogData;
 /** Three real model slugs from the shipped catalog. */
 export const ALLOWED_MODELS = catalog.models.slice(0, 3).map((m) => m.slug);
 

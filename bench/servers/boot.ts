@@ -1,18 +1,23 @@
 /**
- * The service as the bench server children boot it, the way test/helpers/server.ts does: the real
- * app on a real SQLite file (WAL, synchronous NORMAL) in a temporary folder, logging off unless a level is given;
+ * The service as the bench server children boot it (from the build ../build.ts names), the way
+ * test/helpers/server.ts does: the real app on a real SQLite file (WAL, synchronous NORMAL) in a temporary folder, logging off unless a level is given;
  * or, when BENCH_DATABASE_URL names a PostgreSQL database, on that database with the default pool
  * and the change listener wired as src/main.ts wires it (bench/postgres.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp, serviceLogger } from "../../src/app.js";
-import { Catalog, type CatalogData } from "../../src/domain/catalog.js";
-import { Upstreams } from "../../src/gateway/upstream.js";
-import { serviceDepsFor } from "../../src/services/context.js";
-import { openDatabase } from "../../src/storage/open.js";
-import { DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
+import type { CatalogData } from "../../src/domain/catalog.js";
+import { service } from "../build.js";
+
+const { buildApp, serviceLogger } = await service<typeof import("../../src/app.js")>("app.js");
+const { Catalog } = await service<typeof import("../../src/domain/catalog.js")>("domain/catalog.js");
+const { Upstreams } = await service<typeof import("../../src/gateway/upstream.js")>("gateway/upstream.js");
+const { serviceDepsFor } =
+  await service<typeof import("../../src/services/context.js")>("services/context.js");
+const { openDatabase } = await service<typeof import("../../src/storage/open.js")>("storage/open.js");
+const { DEFAULT_POSTGRES_OPTIONS } =
+  await service<typeof import("../../src/storage/ports.js")>("storage/ports.js");
 
 export async function bootService(
   catalog: CatalogData,

@@ -1,5 +1,5 @@
 /**
- * The service with its gateway, booted by ./boot.ts, every provider pointed at the upstream named by
+ * The service with its gateway (from the build ../build.ts names), booted by ./boot.ts, every provider pointed at the upstream named by
  * BENCH_UPSTREAM_URL. The inference key it hands out is governed, by BENCH_GATEWAY_POLICY:
  * - `full` (the default): a key guardrail with a daily budget (so every request reserves and
  *   settles), all nine builtin filters on block and the ten patterns of ../shared.ts on block;
@@ -7,15 +7,22 @@
  * With BENCH_GATEWAY_JOIN set it only boots: a second instance on the PostgreSQL database the first
  * one set up.
  */
-import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
-import { BUILTIN_SLUGS } from "../../src/domain/content-filters.js";
-import { assignKeys } from "../../src/services/assignments.js";
-import { inTransaction } from "../../src/services/context.js";
-import { createGuardrail } from "../../src/services/guardrails.js";
-import { createInferenceKey } from "../../src/services/keys.js";
-import { createOrganization } from "../../src/services/organizations.js";
+import { service as load } from "../build.js";
 import { BENCH_PATTERNS, managementPrincipal, serveChild } from "../shared.js";
 import { bootService } from "./boot.js";
+
+const { DEFAULT_CONFIG_FILE, loadCatalogFile } =
+  await load<typeof import("../../src/config.js")>("config.js");
+const { BUILTIN_SLUGS } =
+  await load<typeof import("../../src/domain/content-filters.js")>("domain/content-filters.js");
+const { assignKeys } =
+  await load<typeof import("../../src/services/assignments.js")>("services/assignments.js");
+const { inTransaction } = await load<typeof import("../../src/services/context.js")>("services/context.js");
+const { createGuardrail } =
+  await load<typeof import("../../src/services/guardrails.js")>("services/guardrails.js");
+const { createInferenceKey } = await load<typeof import("../../src/services/keys.js")>("services/keys.js");
+const { createOrganization } =
+  await load<typeof import("../../src/services/organizations.js")>("services/organizations.js");
 
 const policy = process.env.BENCH_GATEWAY_POLICY ?? "full";
 if (policy !== "full" && policy !== "none") throw new Error("BENCH_GATEWAY_POLICY must be full or none");
