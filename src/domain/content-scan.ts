@@ -19,8 +19,13 @@ export interface Span {
   end: number;
 }
 
-/** Finds the spans of one kind of content in a text (sorted, non-overlapping). */
-export type Detector = (text: string) => Span[];
+/**
+ * Finds the spans of one kind of content in a text (sorted, non-overlapping). A detector that
+ * searches with RE2 may be given the text's UTF-8 too (`utf8`, exactly `Buffer.from(text, "utf8")`):
+ * RE2 converts a string on every call, a full pass over the text, so the scan converts each text
+ * once for every pattern that reads it.
+ */
+export type Detector = (text: string, utf8?: Buffer) => Span[];
 
 export type FilterRef = { type: "builtin"; slug: BuiltinSlug } | { type: "custom"; pattern: string };
 
@@ -33,9 +38,12 @@ export interface ActiveFilter {
   /** Where matches overlap, the most specific filter labels them (overlaps.ts). */
   rank: number;
   find: Detector;
-  /** Custom patterns: the same search on the text's UTF-8 bytes, converted once per text. */
+  /** Custom patterns and the builtins of UTF8_BUILTINS: the same search given the text's UTF-8 bytes, converted once per text. */
   findInBytes?: (text: string, bytes: Buffer) => Span[];
 }
+
+/** The builtins whose detector searches with RE2 and so is given the text's UTF-8 bytes (Detector). */
+const UTF8_BUILTINS: ReadonlySet<BuiltinSlug> = new Set<BuiltinSlug>(["regex-prompt-injection"]);
 
 /**
  * The most scan cost (pattern-cost.ts) tested together in one RE2 set. Measured over 1 MiB of
@@ -169,14 +177,18 @@ export function compileFilters(
   policy: Pick<EffectivePolicy, "content_filter_builtins" | "content_filters">,
   detectors: Record<BuiltinSlug, Detector>,
 ): ContentFilters {
-  const builtins = policy.content_filter_builtins.map((f) => ({
-    ref: { type: "builtin", slug: f.slug } as FilterRef,
-    action: f.action,
-    label: builtinLabel(f.slug),
-    userOnly: f.scan_scope === "user_only",
-    rank: BUILTIN_RANK[f.slug],
-    find: detectors[f.slug],
-  }));
+  const builtins = policy.content_filter_builtins.map((f): ActiveFilter => {
+    const find = detectors[f.slug];
+    return {
+      ref: { type: "builtin", slug: f.slug },
+      action: f.action,
+      label: builtinLabel(f.slug),
+      userOnly: f.scan_scope === "user_only",
+      rank: BUILTIN_RANK[f.slug],
+      find,
+      ...(UTF8_BUILTINS.has(f.slug) ? { findInBytes: (text: string, bytes: Buffer) => find(text, bytes) } : {}),
+    };
+  });
   const custom: ActiveFilter[] = [];
   const broken: BrokenPattern[] = [];
   for (const f of policy.content_filters) {
@@ -255,11 +267,15 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
   for (const text of texts) {
     if (text.text.length === 0) continue;
     const toRedact: RankedSpan[] = [];
-    const bytes = filters.custom.length > 0 ? Buffer.from(text.text, "utf8") : undefined;
+    // Converted on first use: a text that only filters without RE2 read costs no conversion.
+    let bytes: Buffer | undefined;
     const run = (index: number, filter: ActiveFilter) => {
       if (filter.userOnly && text.role !== "user") return;
-      const spans =
-        filter.findInBytes && bytes ? filter.findInBytes(text.text, bytes) : filter.find(text.text);
+      let spans: Span[];
+      if (filter.findInBytes) {
+        bytes ??= Buffer.from(text.text, "utf8");
+        spans = filter.findInBytes(text.text, bytes);
+      } else spans = filter.find(text.text);
       if (spans.length === 0) return;
       counts[index] = (counts[index] ?? 0) + spans.length;
       if (filter.action === "redact")
@@ -271,7 +287,8 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
       let members = group.members;
       if (group.set) {
         try {
-          members = group.set.match(bytes as Buffer).map((i) => group.members[i] as number);
+          bytes ??= Buffer.from(text.text, "utf8");
+          members = group.set.match(bytes).map((i) => group.members[i] as number);
         } catch {
           // The set's DFA ran out of memory on this text: its patterns run one by one instead.
         }
