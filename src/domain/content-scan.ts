@@ -186,7 +186,9 @@ export function compileFilters(
       userOnly: f.scan_scope === "user_only",
       rank: BUILTIN_RANK[f.slug],
       find,
-      ...(UTF8_BUILTINS.has(f.slug) ? { findInBytes: (text: string, bytes: Buffer) => find(text, bytes) } : {}),
+      ...(UTF8_BUILTINS.has(f.slug)
+        ? { findInBytes: (text: string, bytes: Buffer) => find(text, bytes) }
+        : {}),
     };
   });
   const custom: ActiveFilter[] = [];
