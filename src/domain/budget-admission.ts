@@ -64,6 +64,14 @@ export type Admission =
     };
 
 /**
+ * The output tokens, up to `wanted`, that `micros` pay for (a function of the module: admit runs on
+ * every request, and under tsx each closure it created cost a call naming it).
+ */
+function tokensThatFit(price: RequestPrice, wanted: number, micros: number): number {
+  return Math.max(0, Math.min(wanted, tokensPaidBy(price, micros)));
+}
+
+/**
  * Admits a request on every layer that counts it, or says which layer refuses and why. `wanted` is
  * the output the request asks for (its max_tokens, or the default allowance), never over the
  * model's; the layers are judged in order and the first refusal decides.
@@ -80,12 +88,15 @@ export function admit(
   for (const [index, l] of layers.entries()) {
     const settledRoom = l.limit_micros - l.spent_micros;
     if (settledRoom <= 0) return { admitted: false, index, reason: "budget_exhausted", tokens_that_fit: 0 };
-    const fit = (micros: number) => Math.max(0, Math.min(wanted, tokensPaidBy(price, micros)));
-    if (settledRoom < minimum)
-      return { admitted: false, index, reason: "request_exceeds_budget", tokens_that_fit: fit(settledRoom) };
+    if (settledRoom < minimum) {
+      const fit = tokensThatFit(price, wanted, settledRoom);
+      return { admitted: false, index, reason: "request_exceeds_budget", tokens_that_fit: fit };
+    }
     const free = settledRoom - l.reserved_micros;
-    if (free < minimum)
-      return { admitted: false, index, reason: "budget_reserved", tokens_that_fit: fit(settledRoom) };
+    if (free < minimum) {
+      const fit = tokensThatFit(price, wanted, settledRoom);
+      return { admitted: false, index, reason: "budget_reserved", tokens_that_fit: fit };
+    }
     room = Math.min(room, free);
   }
   const full = priceOf(price, wanted);

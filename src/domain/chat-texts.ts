@@ -489,6 +489,56 @@ function allowListed(node: PathNode, key: string, value: string): boolean {
 }
 
 /**
+ * The helpers of collectTexts are functions of the module rather than closures made on every call:
+ * the walk runs on every request, and under tsx, which the benches run, each closure made costs a
+ * call naming it.
+ */
+function addText(
+  texts: ChatText[],
+  frame: Frame,
+  text: string,
+  kind: TextKind,
+  json: boolean,
+  place: TextPlace,
+): void {
+  if (text.length === 0) return;
+  if (texts.length >= MAX_TEXTS) tooMany();
+  texts.push({ text, role: frame.role, message: frame.message, json, kind, place });
+}
+
+/** A string value: a data: URL of a binary type is skipped, JSON is read token by token. */
+function addString(
+  texts: ChatText[],
+  frame: Frame,
+  key: string | number,
+  value: string,
+  kind: TextKind,
+  parseJson: boolean,
+): void {
+  const node = frame.node;
+  let text = value;
+  let json = parseJson;
+  let dataUrl: DataUrl | undefined;
+  const read = readDataUrl(value);
+  if (read.kind === "binary") return;
+  if (read.kind === "text") {
+    text = read.text;
+    json = read.json;
+    dataUrl = read.url;
+  }
+  const tokens = json ? jsonTokens(text) : null;
+  if (tokens === null) {
+    addText(texts, frame, text, kind, json, dataUrl ? { node, key, dataUrl } : { node, key });
+    return;
+  }
+  for (const t of tokens) {
+    const place: TextPlace = { node, key, token: { start: t.start, end: t.end } };
+    if (dataUrl) place.dataUrl = dataUrl;
+    addText(texts, frame, t.value, t.key ? "key" : "text", false, place);
+  }
+}
+
+/**
  * Every text of the request, in document order. Throws a 400 (invalid_request) when the request is
  * nested deeper than MAX_NESTING or carries more than MAX_TEXTS strings to scan.
  */
@@ -508,43 +558,6 @@ export function collectTexts(body: ChatBody): ChatText[] {
     },
   ];
 
-  const add = (frame: Frame, text: string, kind: TextKind, json: boolean, place: TextPlace) => {
-    if (text.length === 0) return;
-    if (texts.length >= MAX_TEXTS) tooMany();
-    texts.push({ text, role: frame.role, message: frame.message, json, kind, place });
-  };
-
-  /** A string value: a data: URL of a binary type is skipped, JSON is read token by token. */
-  const addString = (
-    frame: Frame,
-    key: string | number,
-    value: string,
-    kind: TextKind,
-    parseJson: boolean,
-  ) => {
-    const node = frame.node;
-    let text = value;
-    let json = parseJson;
-    let dataUrl: DataUrl | undefined;
-    const read = readDataUrl(value);
-    if (read.kind === "binary") return;
-    if (read.kind === "text") {
-      text = read.text;
-      json = read.json;
-      dataUrl = read.url;
-    }
-    const tokens = json ? jsonTokens(text) : null;
-    if (tokens === null) {
-      add(frame, text, kind, json, dataUrl ? { node, key, dataUrl } : { node, key });
-      return;
-    }
-    for (const t of tokens) {
-      const place: TextPlace = { node, key, token: { start: t.start, end: t.end } };
-      if (dataUrl) place.dataUrl = dataUrl;
-      add(frame, t.value, t.key ? "key" : "text", false, place);
-    }
-  };
-
   for (let frame = stack.at(-1); frame !== undefined; frame = stack.at(-1)) {
     const container = frame.node.value;
     const keys = frame.keys;
@@ -563,7 +576,7 @@ export function collectTexts(body: ChatBody): ChatText[] {
     const atRoot = frame.node.parent === null;
 
     if (keys && mode !== SKIPPED && (mode !== STRUCT || !KNOWN_FIELDS.has(key as string))) {
-      add(frame, key as string, "key", false, { node: frame.node, key, isKey: true });
+      addText(texts, frame, key as string, "key", false, { node: frame.node, key, isKey: true });
     }
     if (typeof value === "string") {
       if (mode === SKIPPED || (mode === STRUCT && keys && allowListed(frame.node, key as string, value)))
@@ -571,6 +584,7 @@ export function collectTexts(body: ChatBody): ChatText[] {
       if (mode === STRUCT && !keys && ENUM_OR_ID_FIELDS.has(field)) continue;
       const structural = mode === STRUCT && keys !== null;
       addString(
+        texts,
         frame,
         key,
         value,
@@ -642,6 +656,16 @@ function rewritten(original: string, r: Rewrite): string {
   return r.dataUrl ? encodeDataUrl(r.dataUrl, next) : next;
 }
 
+/** The copy of `node` in `copies`, made (with the copies of its parents) on first use. */
+function writable(copies: Map<PathNode, Container>, node: PathNode): Container {
+  let copy = copies.get(node);
+  if (copy) return copy;
+  copy = Array.isArray(node.value) ? node.value.slice() : { ...node.value };
+  copies.set(node, copy);
+  if (node.parent) (writable(copies, node.parent) as Record<string | number, unknown>)[node.key] = copy;
+  return copy;
+}
+
 /**
  * A copy of the request with the given texts replaced. Only the objects and arrays on the way to a
  * changed string are copied; every other subtree is shared. Names and property names (`kind` other
@@ -669,19 +693,11 @@ export function replaceTexts(body: ChatBody, replacements: { text: ChatText; val
   if (rewrites.size === 0) return body;
 
   const copies = new Map<PathNode, Container>();
-  const writable = (node: PathNode): Container => {
-    let copy = copies.get(node);
-    if (copy) return copy;
-    copy = Array.isArray(node.value) ? node.value.slice() : { ...node.value };
-    copies.set(node, copy);
-    if (node.parent) (writable(node.parent) as Record<string | number, unknown>)[node.key] = copy;
-    return copy;
-  };
   let root: PathNode | undefined;
   for (const [node, byKey] of rewrites) {
     for (const r of byKey.values()) {
       const original = (node.value as Record<string | number, unknown>)[r.key] as string;
-      (writable(node) as Record<string | number, unknown>)[r.key] = rewritten(original, r);
+      (writable(copies, node) as Record<string | number, unknown>)[r.key] = rewritten(original, r);
     }
     root = node;
   }

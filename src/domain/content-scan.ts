@@ -19,8 +19,13 @@ export interface Span {
   end: number;
 }
 
-/** Finds the spans of one kind of content in a text (sorted, non-overlapping). */
-export type Detector = (text: string) => Span[];
+/**
+ * Finds the spans of one kind of content in a text (sorted, non-overlapping). A detector that
+ * searches with RE2 may be given the text's UTF-8 too (`utf8`, exactly `Buffer.from(text, "utf8")`):
+ * RE2 converts a string on every call, a full pass over the text, so the scan converts each text
+ * once for every pattern that reads it.
+ */
+export type Detector = (text: string, utf8?: Buffer) => Span[];
 
 export type FilterRef = { type: "builtin"; slug: BuiltinSlug } | { type: "custom"; pattern: string };
 
@@ -33,9 +38,12 @@ export interface ActiveFilter {
   /** Where matches overlap, the most specific filter labels them (overlaps.ts). */
   rank: number;
   find: Detector;
-  /** Custom patterns: the same search on the text's UTF-8 bytes, converted once per text. */
+  /** Custom patterns and the builtins of UTF8_BUILTINS: the same search given the text's UTF-8 bytes, converted once per text. */
   findInBytes?: (text: string, bytes: Buffer) => Span[];
 }
+
+/** The builtins whose detector searches with RE2 and so is given the text's UTF-8 bytes (Detector). */
+const UTF8_BUILTINS: ReadonlySet<BuiltinSlug> = new Set<BuiltinSlug>(["regex-prompt-injection"]);
 
 /**
  * The most scan cost (pattern-cost.ts) tested together in one RE2 set. Measured over 1 MiB of
@@ -169,14 +177,20 @@ export function compileFilters(
   policy: Pick<EffectivePolicy, "content_filter_builtins" | "content_filters">,
   detectors: Record<BuiltinSlug, Detector>,
 ): ContentFilters {
-  const builtins = policy.content_filter_builtins.map((f) => ({
-    ref: { type: "builtin", slug: f.slug } as FilterRef,
-    action: f.action,
-    label: builtinLabel(f.slug),
-    userOnly: f.scan_scope === "user_only",
-    rank: BUILTIN_RANK[f.slug],
-    find: detectors[f.slug],
-  }));
+  const builtins = policy.content_filter_builtins.map((f): ActiveFilter => {
+    const find = detectors[f.slug];
+    return {
+      ref: { type: "builtin", slug: f.slug },
+      action: f.action,
+      label: builtinLabel(f.slug),
+      userOnly: f.scan_scope === "user_only",
+      rank: BUILTIN_RANK[f.slug],
+      find,
+      ...(UTF8_BUILTINS.has(f.slug)
+        ? { findInBytes: (text: string, bytes: Buffer) => find(text, bytes) }
+        : {}),
+    };
+  });
   const custom: ActiveFilter[] = [];
   const broken: BrokenPattern[] = [];
   for (const f of policy.content_filters) {
@@ -227,6 +241,22 @@ export interface ScanResult {
   replacements: { text: ChatText; value: string }[];
 }
 
+/** Texts up to this many UTF-16 units are converted into one reused buffer (three bytes a unit at most). */
+const SCRATCH_UNITS = 64 * 1024;
+let scratch: Buffer | undefined;
+
+/**
+ * The UTF-8 bytes of a text, as `Buffer.from(text, "utf8")` gives them. A text of a few KB needs a
+ * buffer of its own outside Node's pool, allocated and collected for every request; one buffer,
+ * valid until the next call, serves every text of ordinary size. The scan is synchronous and keeps
+ * no bytes past a text, so the reuse is safe.
+ */
+function utf8Of(text: string): Buffer {
+  if (text.length > SCRATCH_UNITS) return Buffer.from(text, "utf8");
+  scratch ??= Buffer.allocUnsafe(SCRATCH_UNITS * 3);
+  return scratch.subarray(0, scratch.write(text, 0, "utf8"));
+}
+
 /** Replaces each span with its label; overlapping matches become one span (overlaps.ts). */
 function redact(text: string, spans: RankedSpan[], json: boolean): string {
   let out = "";
@@ -237,6 +267,36 @@ function redact(text: string, spans: RankedSpan[], json: boolean): string {
     at = s.end;
   }
   return out + text.slice(at);
+}
+
+/** One text being scanned: what its filters found so far. */
+interface TextScan {
+  text: ChatText;
+  /** The text's UTF-8, converted on first use: a text only filters without RE2 read costs no conversion. */
+  bytes: Buffer | undefined;
+  /** Matches per filter, over the whole request. */
+  counts: number[];
+  toRedact: RankedSpan[];
+}
+
+function bytesOf(scan: TextScan): Buffer {
+  scan.bytes ??= utf8Of(scan.text.text);
+  return scan.bytes;
+}
+
+/**
+ * Runs one filter over the text (a function of the module rather than a closure per text: under
+ * tsx, which the benches run, each closure created costs a call naming it).
+ */
+function runFilter(scan: TextScan, index: number, filter: ActiveFilter): void {
+  const text = scan.text;
+  if (filter.userOnly && text.role !== "user") return;
+  const spans = filter.findInBytes ? filter.findInBytes(text.text, bytesOf(scan)) : filter.find(text.text);
+  if (spans.length === 0) return;
+  scan.counts[index] = (scan.counts[index] ?? 0) + spans.length;
+  if (filter.action === "redact")
+    for (const s of spans)
+      scan.toRedact.push({ start: s.start, end: s.end, label: filter.label, rank: filter.rank });
 }
 
 /**
@@ -254,31 +314,21 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
   const offset = filters.builtins.length;
   for (const text of texts) {
     if (text.text.length === 0) continue;
-    const toRedact: RankedSpan[] = [];
-    const bytes = filters.custom.length > 0 ? Buffer.from(text.text, "utf8") : undefined;
-    const run = (index: number, filter: ActiveFilter) => {
-      if (filter.userOnly && text.role !== "user") return;
-      const spans =
-        filter.findInBytes && bytes ? filter.findInBytes(text.text, bytes) : filter.find(text.text);
-      if (spans.length === 0) return;
-      counts[index] = (counts[index] ?? 0) + spans.length;
-      if (filter.action === "redact")
-        for (const s of spans)
-          toRedact.push({ start: s.start, end: s.end, label: filter.label, rank: filter.rank });
-    };
-    for (const [i, f] of filters.builtins.entries()) run(i, f);
+    const scan: TextScan = { text, bytes: undefined, counts, toRedact: [] };
+    for (let i = 0; i < offset; i++) runFilter(scan, i, filters.builtins[i] as ActiveFilter);
     for (const group of filters.groups) {
       let members = group.members;
       if (group.set) {
         try {
-          members = group.set.match(bytes as Buffer).map((i) => group.members[i] as number);
+          members = group.set.match(bytesOf(scan)).map((i) => group.members[i] as number);
         } catch {
           // The set's DFA ran out of memory on this text: its patterns run one by one instead.
         }
       }
-      for (const i of members) run(offset + i, filters.custom[i] as ActiveFilter);
+      for (const i of members) runFilter(scan, offset + i, filters.custom[i] as ActiveFilter);
     }
-    if (toRedact.length > 0) replacements.push({ text, value: redact(text.text, toRedact, text.json) });
+    if (scan.toRedact.length > 0)
+      replacements.push({ text, value: redact(text.text, scan.toRedact, text.json) });
   }
   const hits: FilterHit[] = [];
   all.forEach((f, i) => {

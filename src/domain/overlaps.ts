@@ -45,30 +45,33 @@ export function resolveOverlaps(spans: RankedSpan[]): LabelledSpan[] {
   if (spans.length === 0) return [];
   const sorted = spans.slice().sort((a, b) => a.start - b.start || b.end - a.end);
   const out: LabelledSpan[] = [];
-  let cluster: RankedSpan[] = [];
-  let start = 0;
-  let end = -1;
-  const flush = () => {
-    if (cluster.length === 0) return;
-    const half = (end - start) / 2;
-    let best: RankedSpan | undefined;
-    for (const s of cluster) {
-      if (s.end - s.start < half) continue;
-      if (best === undefined || s.rank < best.rank) best = s;
-    }
-    out.push({ start, end, label: (best ?? (cluster[0] as RankedSpan)).label });
-  };
-  for (const s of sorted) {
+  // A cluster is a run of `sorted`, [first, i): kept as indices, with no array or closure per call
+  // or per cluster (the scan redacts every text of every request through here).
+  let first = 0;
+  let end = (sorted[0] as RankedSpan).end;
+  for (let i = 1; i < sorted.length; i++) {
+    const s = sorted[i] as RankedSpan;
     if (s.start < end) {
-      cluster.push(s);
       if (s.end > end) end = s.end;
       continue;
     }
-    flush();
-    cluster = [s];
-    start = s.start;
+    out.push(labelCluster(sorted, first, i, end));
+    first = i;
     end = s.end;
   }
-  flush();
+  out.push(labelCluster(sorted, first, sorted.length, end));
   return out;
+}
+
+/** The cluster sorted[first..last) as one span, labelled by its most specific span covering half of it. */
+function labelCluster(sorted: RankedSpan[], first: number, last: number, end: number): LabelledSpan {
+  const start = (sorted[first] as RankedSpan).start;
+  const half = (end - start) / 2;
+  let best: RankedSpan | undefined;
+  for (let i = first; i < last; i++) {
+    const s = sorted[i] as RankedSpan;
+    if (s.end - s.start < half) continue;
+    if (best === undefined || s.rank < best.rank) best = s;
+  }
+  return { start, end, label: (best ?? (sorted[first] as RankedSpan)).label };
 }

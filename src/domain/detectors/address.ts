@@ -50,29 +50,37 @@ const PO_BOX_PREFIX = String.raw`\b(?:[Pp]\.?[ ]?[Oo]\.?|Post[ ]Office)[ ]{0,2}[
  * One pattern, one pass; the named group that matched says which form it is. Every alternative
  * starts with a digit (the words before a number are checked by lookbehind once the digits match),
  * so text without digits is skipped at the speed of a character-class scan, and every repetition
- * is bounded.
+ * is bounded. Numbers in prose are tried at every digit, so the pattern is arranged to fail them
+ * early, with no match changed: the forms that start at a word boundary share one `\b` (the postcode
+ * forms read letters glued to the digit, so no position suits both kinds and their order between
+ * them is free), and the forms checked by lookbehind check the words before the first digit right
+ * after it, rather than after the whole number, reading it back.
  */
 const ADDRESS = new RegExp(
-  [
-    // 221B Baker Street, 1600 Pennsylvania Ave NW, 20 W 34th St, Apt 4B
-    String.raw`(?<street>\b\d{1,6}(?:-\d{1,4})?[A-Za-z]?[ ]{1,2}(?:(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West)\.?[ ]{1,2})?` +
-      String.raw`(?:(?:\p{Lu}[\p{Ll}'’]{1,20}(?:-\p{Lu}[\p{Ll}'’]{1,20})?|\p{Lu}\.?|\d{1,3}(?:st|nd|rd|th))[ ]{1,2}){1,4}` +
-      `(?:(?<plainType>${UNAMBIGUOUS_TYPES})|(?<wordType>${AMBIGUOUS_TYPES}))\\b\\.?` +
-      String.raw`(?:[ ]{1,2}(?:NE|NW|SE|SW|N|S|E|W)\b)?` +
-      String.raw`(?<unit>,?[ ]{1,2}(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|#)\.?[ ]{0,2}#?[A-Za-z0-9-]{1,6})?)`,
-    // 12 Rue de Rivoli
-    `(?<typeFirst>\\b\\d{1,4}(?:[ ]?(?:bis|ter))?,?[ ]{1,2}(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:-(?:${CAPITALIZED}|qui|la|le|les|de|du|sur|en)){0,3}(?:[ ]{1,2}(?!(?:Apt|Suite|Appartamento|Piano)\\b)(?:[Dd][aeiu][ ]|[Dd]es[ ]|[Dd]u[ ])?${CAPITALIZED}(?:-(?:${CAPITALIZED}|qui|la|le|les|de|du|sur|en)){0,3}){0,3})`,
-    // Via Roma 15, Calle Mayor 10, Hauptstraße 5, Lindenallee 23
-    `(?<numberLast>\\b\\d{1,4}(?!\\d)(?<=\\p{Lu}[\\p{Ll}.]{1,30},?[ ]{1,2}\\d{1,4})(?<=${NUMBER_LAST_PREFIX}\\d{1,4})[a-zA-Z]?(?![\\p{L}\\p{N}]))`,
-    // P.O. Box 1234, PO Box 12, Post Office Box 9
-    `(?<poBox>\\b\\d{1,8}(?!\\d)(?<=[Bb]ox[ ]{0,2}#?\\d{1,8})(?<=${PO_BOX_PREFIX}\\d{1,8})\\b)`,
-    // SW1A 1AA: a UK postcode (the area letters are read before the first digit)
-    String.raw`(?<uk>\d(?<=\b[A-Z]{1,2}\d)[A-Z\d]?[ ]{1,2}\d[ABD-HJLNP-UW-Z]{2}\b)`,
-    // IL 62704: a US ZIP code after a state code
-    String.raw`(?<zip>\b\d{5}(?!\d)(?<=\b[A-Z]{2}[ ]{1,2}\d{5})(?:-\d{4})?\b)`,
-    // ON K1A 0B1: a Canadian postal code after its province
-    `(?<canada>\\d(?<=\\b(?:${CANADIAN_PROVINCES})[ ]{1,2}[ABCEGHJ-NPRSTVXY]\\d)[ABCEGHJ-NPRSTV-Z][ ]?\\d[ABCEGHJ-NPRSTV-Z]\\d\\b)`,
-  ].join("|"),
+  String.raw`\b(?:` +
+    [
+      // 221B Baker Street, 1600 Pennsylvania Ave NW, 20 W 34th St, Apt 4B
+      String.raw`(?<street>\d{1,6}(?:-\d{1,4})?[A-Za-z]?[ ]{1,2}(?:(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West)\.?[ ]{1,2})?` +
+        String.raw`(?:(?:\p{Lu}[\p{Ll}'’]{1,20}(?:-\p{Lu}[\p{Ll}'’]{1,20})?|\p{Lu}\.?|\d{1,3}(?:st|nd|rd|th))[ ]{1,2}){1,4}` +
+        `(?:(?<plainType>${UNAMBIGUOUS_TYPES})|(?<wordType>${AMBIGUOUS_TYPES}))\\b\\.?` +
+        String.raw`(?:[ ]{1,2}(?:NE|NW|SE|SW|N|S|E|W)\b)?` +
+        String.raw`(?<unit>,?[ ]{1,2}(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|#)\.?[ ]{0,2}#?[A-Za-z0-9-]{1,6})?)`,
+      // 12 Rue de Rivoli
+      `(?<typeFirst>\\d{1,4}(?:[ ]?(?:bis|ter))?,?[ ]{1,2}(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:-(?:${CAPITALIZED}|qui|la|le|les|de|du|sur|en)){0,3}(?:[ ]{1,2}(?!(?:Apt|Suite|Appartamento|Piano)\\b)(?:[Dd][aeiu][ ]|[Dd]es[ ]|[Dd]u[ ])?${CAPITALIZED}(?:-(?:${CAPITALIZED}|qui|la|le|les|de|du|sur|en)){0,3}){0,3})`,
+      // Via Roma 15, Calle Mayor 10, Hauptstraße 5, Lindenallee 23
+      `(?<numberLast>\\d(?<=\\p{Lu}[\\p{Ll}.]{1,30},?[ ]{1,2}\\d)\\d{0,3}(?!\\d)(?<=${NUMBER_LAST_PREFIX}\\d{1,4})[a-zA-Z]?(?![\\p{L}\\p{N}]))`,
+      // P.O. Box 1234, PO Box 12, Post Office Box 9
+      `(?<poBox>\\d(?<=[Bb]ox[ ]{0,2}#?\\d)\\d{0,7}(?!\\d)(?<=${PO_BOX_PREFIX}\\d{1,8})\\b)`,
+      // IL 62704: a US ZIP code after a state code
+      String.raw`(?<zip>\d(?<=\b[A-Z]{2}[ ]{1,2}\d)\d{4}(?!\d)(?:-\d{4})?\b)`,
+    ].join("|") +
+    ")|" +
+    [
+      // SW1A 1AA: a UK postcode (the area letters are read before the first digit)
+      String.raw`(?<uk>\d(?<=\b[A-Z]{1,2}\d)[A-Z\d]?[ ]{1,2}\d[ABD-HJLNP-UW-Z]{2}\b)`,
+      // ON K1A 0B1: a Canadian postal code after its province
+      `(?<canada>\\d(?<=\\b(?:${CANADIAN_PROVINCES})[ ]{1,2}[ABCEGHJ-NPRSTVXY]\\d)[ABCEGHJ-NPRSTV-Z][ ]?\\d[ABCEGHJ-NPRSTV-Z]\\d\\b)`,
+    ].join("|"),
   "gu",
 );
 const NUMBER_LAST_START = new RegExp(`${NUMBER_LAST_PREFIX}$`, "u");

@@ -442,7 +442,11 @@ function matchPhrase(
  * The prefilter entries `text` matches. When RE2 runs out of memory (a text built to blow up its
  * cache), the answer is "check everything", never "nothing".
  */
-function prefilter(set: { match(text: string): number[] }, text: string, all: number[]): number[] {
+function prefilter(
+  set: { match(text: string | Buffer): number[] },
+  text: string | Buffer,
+  all: number[],
+): number[] {
   try {
     return set.match(text);
   } catch {
@@ -479,9 +483,13 @@ export function findWithoutPrefilter(text: string): Span[] {
   return find(text, true);
 }
 
-/** The prefilter: whether `text` may hold a phrase, and whether it may hold a template token. */
-function screen(text: string): { phrases: boolean; templates: boolean } {
-  const entries = prefilter(TWO_BYTE.test(text) ? PREFILTER_WIDE : PREFILTER, text, ALL_ENTRIES);
+/**
+ * The prefilter: whether `text` may hold a phrase, and whether it may hold a template token. Given
+ * the text's UTF-8 (`utf8`), the set reads it as it is: converting the string is a third of the pass.
+ */
+function screen(text: string, utf8?: Buffer): { phrases: boolean; templates: boolean } {
+  const set = TWO_BYTE.test(text) ? PREFILTER_WIDE : PREFILTER;
+  const entries = prefilter(set, utf8 ?? text, ALL_ENTRIES);
   const templates = entries.includes(TEMPLATE_ENTRY);
   return { phrases: entries.length > (templates ? 1 : 0), templates };
 }
@@ -492,8 +500,8 @@ export function passesPrefilter(text: string): boolean {
   return phrases || templates;
 }
 
-export function findPromptInjections(text: string): Span[] {
-  const { phrases, templates } = screen(text);
+export function findPromptInjections(text: string, utf8?: Buffer): Span[] {
+  const { phrases, templates } = screen(text, utf8);
   if (!phrases && !templates) return [];
   return phrases ? find(text, templates) : templateSpans(text, []);
 }
