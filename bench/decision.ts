@@ -3,18 +3,31 @@
  * (workspace default, member, key), all nine builtin filters and ten custom patterns, on a 4 KB
  * prompt. Baseline in the same run: JSON.parse and JSON.stringify of the same request, the least
  * any proxy does with a body. Target: p50 below 100 µs. Then the cost per KB of the person-name and
- * address detectors on a 100 KB text, beside the same baseline per KB of that text. Prints;
- * asserts nothing.
+ * address detectors on a 100 KB text, beside the same baseline per KB of that text. The service's
+ * compiled build, as it is deployed, unless BENCH_BUILD=src (./build.ts). Prints; asserts nothing.
  */
-import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../src/config.js";
-import { Catalog } from "../src/domain/catalog.js";
-import { type ChatBody, collectTexts, replaceTexts } from "../src/domain/chat-texts.js";
-import { BUILTIN_SLUGS, type FilterAction } from "../src/domain/content-filters.js";
-import { compileFilters } from "../src/domain/content-scan.js";
-import { decide } from "../src/domain/decision.js";
-import { DETECTORS } from "../src/domain/detectors/index.js";
-import { defaultPolicy, type Guardrail } from "../src/domain/guardrail.js";
-import { type AppliedGuardrail, combinePolicies } from "../src/domain/policy.js";
+import type { ChatBody } from "../src/domain/chat-texts.js";
+import type { FilterAction } from "../src/domain/content-filters.js";
+import type { Guardrail } from "../src/domain/guardrail.js";
+import type { AppliedGuardrail } from "../src/domain/policy.js";
+import { BUILD, ensureBuilt, service } from "./build.js";
+
+// The decision as the service runs it: its compiled build unless BENCH_BUILD=src (./build.ts).
+ensureBuilt();
+const { DEFAULT_CONFIG_FILE, loadCatalogFile } =
+  await service<typeof import("../src/config.js")>("config.js");
+const { Catalog } = await service<typeof import("../src/domain/catalog.js")>("domain/catalog.js");
+const { collectTexts, replaceTexts } =
+  await service<typeof import("../src/domain/chat-texts.js")>("domain/chat-texts.js");
+const { BUILTIN_SLUGS } =
+  await service<typeof import("../src/domain/content-filters.js")>("domain/content-filters.js");
+const { compileFilters } =
+  await service<typeof import("../src/domain/content-scan.js")>("domain/content-scan.js");
+const { decide } = await service<typeof import("../src/domain/decision.js")>("domain/decision.js");
+const { DETECTORS } =
+  await service<typeof import("../src/domain/detectors/index.js")>("domain/detectors/index.js");
+const { defaultPolicy } = await service<typeof import("../src/domain/guardrail.js")>("domain/guardrail.js");
+const { combinePolicies } = await service<typeof import("../src/domain/policy.js")>("domain/policy.js");
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20_000);
 const catalog = new Catalog(loadCatalogFile(DEFAULT_CONFIG_FILE));
@@ -140,7 +153,7 @@ const baseline = measure("baseline: JSON.parse + stringify of the request", () =
 );
 const result = measure("decision: 3 guardrails, 9 builtins, 10 patterns", decideOnce);
 console.log(
-  `\nRequest decision on a ${prompt.length}-character prompt (${ITERATIONS} runs each, same run; redactions applied: ${redactions})`,
+  `\nRequest decision on a ${prompt.length}-character prompt (${ITERATIONS} runs each, same run; redactions applied: ${redactions}; the service's ${BUILD} build, Node ${process.version})`,
 );
 console.log("scenario                                          p50 µs    p99 µs");
 for (const r of [baseline, result]) {

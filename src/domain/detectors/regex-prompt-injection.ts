@@ -488,7 +488,10 @@ export function findWithoutPrefilter(text: string): Span[] {
  * the text's UTF-8 (`utf8`), the set reads it as it is: converting the string is a third of the pass.
  */
 function screen(text: string, utf8?: Buffer): { phrases: boolean; templates: boolean } {
-  const set = TWO_BYTE.test(text) ? PREFILTER_WIDE : PREFILTER;
+  // As many UTF-8 bytes as characters: every character is ASCII, so none is two-byte, and the
+  // search through the text is not needed.
+  const wide = (utf8 === undefined || utf8.length !== text.length) && TWO_BYTE.test(text);
+  const set = wide ? PREFILTER_WIDE : PREFILTER;
   const entries = prefilter(set, utf8 ?? text, ALL_ENTRIES);
   const templates = entries.includes(TEMPLATE_ENTRY);
   return { phrases: entries.length > (templates ? 1 : 0), templates };
