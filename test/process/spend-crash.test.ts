@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import SqliteDatabase from "better-sqlite3";
-import { type LocalUpstream, startLocalUpstream } from "../../src/local-upstream/server.js";
 import {
   api,
   type Child,
@@ -34,22 +35,40 @@ describe("SQLite budget reservations across kill -9 (docs/behaviour.md#budget-re
   let dir: string;
   let env: Record<string, string | undefined>;
   let mgmt: string;
-  let upstream: LocalUpstream;
+  let upstream: Server;
   /** Requests the upstream has received whose answer it holds back (never sent). */
-  let holding = 0;
+  const holding: ServerResponse[] = [];
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "guardrails-spend-crash-"));
-    upstream = await startLocalUpstream({
-      onRequest: (r) => {
-        if (JSON.stringify(r.body).includes("hold")) holding++;
-      },
-      // "hold" in the prompt: the answer comes long after the test has ended (never, for it).
-      script: (r) =>
-        JSON.stringify(r.body).includes("hold") ? { delayMs: 10 * 60_000, usage: USAGE } : { usage: USAGE },
+    // A provider on a loopback port: a prompt with "hold" in it is never answered (the connection
+    // stays open until the test ends); any other gets a chat completion reporting USAGE.
+    upstream = createServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8").on("data", (chunk: string) => {
+        body += chunk;
+      });
+      req.on("end", () => {
+        if (body.includes("hold")) {
+          holding.push(res);
+          return;
+        }
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            id: "chatcmpl-crash-test",
+            object: "chat.completion",
+            created: Math.floor(Date.now() / 1000),
+            model: MODEL,
+            choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+            usage: { ...USAGE, total_tokens: USAGE.prompt_tokens + USAGE.completion_tokens },
+          }),
+        );
+      });
     });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const { port } = upstream.address() as AddressInfo;
     const catalog = JSON.parse(readFileSync(join(ROOT, "config", "default.json"), "utf8"));
-    for (const p of catalog.providers) if (p.id === "local") p.base_url = upstream.url;
+    for (const p of catalog.providers) if (p.id === "local") p.base_url = `http://127.0.0.1:${port}/v1`;
     const configFile = join(dir, "catalog.json");
     writeFileSync(configFile, JSON.stringify(catalog));
     mgmt = randomManagementKey();
@@ -62,8 +81,8 @@ describe("SQLite budget reservations across kill -9 (docs/behaviour.md#budget-re
   });
   after(async () => {
     for (const child of children) child.kill("SIGKILL");
-    upstream.server.closeAllConnections();
-    await upstream.close();
+    upstream.closeAllConnections();
+    await new Promise((resolve) => upstream.close(resolve));
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -126,7 +145,7 @@ describe("SQLite budget reservations across kill -9 (docs/behaviour.md#budget-re
     const held = Array.from({ length: HELD }, (_, i) =>
       chat(first, secret, `hold ${i}`).catch(() => "killed"),
     );
-    await waitFor("the held requests at the upstream", () => (holding >= HELD ? true : undefined));
+    await waitFor("the held requests at the upstream", () => (holding.length >= HELD ? true : undefined));
     const during = await budget(first, secret);
     assert.ok(during.reserved > 0, "the requests in flight hold part of the budget");
     assert.equal(during.remaining, LIMIT_USD * 1e6 - during.spent - during.reserved);
