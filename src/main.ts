@@ -54,6 +54,7 @@ export async function startServer(
   const database = await openDatabase(config.databaseUrl, {
     sqliteSynchronous: config.sqliteSynchronous,
     postgres: config.postgres,
+    server: true,
   });
   let echo: LocalUpstream | undefined;
   let providers = config.catalog.providers;

@@ -6,9 +6,9 @@ import { type BudgetLayerKind, type BudgetScope, counterIdOf } from "../domain/p
 import { findMemberGuardrailId } from "../storage/assignment-repo.js";
 import { findGuardrail } from "../storage/guardrail-repo.js";
 import type { Executor } from "../storage/schema.js";
-import { type CounterKey, readCounters } from "../storage/spend-repo.js";
 import { sumSubjectSpend } from "../storage/usage-repo.js";
 import type { ServiceDeps } from "./context.js";
+import { type CounterKey, readBudgetCounters } from "./read-budget-counters.js";
 
 /** Whose spend: one inference key, or a member (all the member's keys). */
 export type SpendSubject = { kind: "key"; hash: string } | { kind: "member"; userId: string };
@@ -90,7 +90,7 @@ export async function readSubjectSpend(
     reset_interval: b.reset_interval,
     window_start: budgetWindow(b.reset_interval, now).start.toISOString(),
   }));
-  const usage = await readCounters(db, organizationId, counters);
+  const usage = await readBudgetCounters({ db, spend: deps.spend }, organizationId, counters);
   const states = budgets.map((b, i) => {
     const spent = usage[i]?.spent_micros ?? 0;
     const reserved = usage[i]?.reserved_micros ?? 0;

@@ -17,5 +17,5 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   const target = parseDatabaseUrl(url);
   if (target.kind === "postgres")
     return openPostgres(target.url, options.postgres ?? DEFAULT_POSTGRES_OPTIONS);
-  return openSqlite(target.path, options.sqliteSynchronous);
+  return openSqlite(target.path, options.sqliteSynchronous, options.server === true);
 }

@@ -77,8 +77,8 @@ export interface AdmissionAsk {
 /**
  * The spend writes of the request path, each all or nothing. The reference implementation is
  * kyselySpendStore (spend-store.ts): it runs on either database and reads as the rule. Each adapter
- * has a faster one that must answer as it does: SQLite's runs the same statements synchronously on
- * its connection (sqlite/spend-store.ts), PostgreSQL's sends the writes of a batch in one call of a
+ * has a faster one that must answer as it does: SQLite's holds reservations in the memory of the one
+ * process that owns the file and writes only settlements (sqlite/spend-store.ts), PostgreSQL's sends the writes of a batch in one call of a
  * PL/pgSQL function (postgres/spend-store.ts). test/storage/spend-contract.test.ts holds them to it.
  */
 export interface SpendStore {
@@ -112,6 +112,14 @@ export interface SpendStore {
   ): Promise<void>;
   /** Gives a reservation back; nothing when it was already settled or released. */
   release(reservation: HeldReservation): Promise<void>;
+  /**
+   * What this process holds in memory on each counter, in the order asked: on SQLite, where one
+   * process owns the file, reservations are held there and never written. Absent where every
+   * reservation is in the database (PostgreSQL: instances share it).
+   */
+  held?(organizationId: string, counters: CounterKey[]): number[];
+  /** The holds kept in memory whose expiry is at or before `nowIso`, earliest first (the expiry sweep). */
+  expiredHolds?(nowIso: string, limit: number): BudgetReservationTable[];
 }
 
 export interface ChangeListenerHandlers {
@@ -159,6 +167,12 @@ export interface DatabaseOptions {
   sqliteSynchronous: "normal" | "full";
   /** Pool and time-out settings on PostgreSQL; defaults in DEFAULT_POSTGRES_OPTIONS. */
   postgres?: PostgresOptions;
+  /**
+   * The server: on SQLite, holds the file for this process alone (sqlite/server-lock.ts; a second
+   * server is refused) and gives back what reservations an earlier process left in it. The command
+   * line leaves it unset and works beside a running server.
+   */
+  server?: boolean;
 }
 
 export const DEFAULT_POSTGRES_OPTIONS: PostgresOptions = {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { readBudgetCounters } from "../../src/services/read-budget-counters.js";
 import type { DatabaseHandle, HeldReservation, SpendStore } from "../../src/storage/ports.js";
-import { type CounterKey, findExpiredReservations, readCounters } from "../../src/storage/spend-repo.js";
+import { type CounterKey, findExpiredReservations } from "../../src/storage/spend-repo.js";
 import { kyselySpendStore } from "../../src/storage/spend-store.js";
 import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
 
@@ -10,14 +11,18 @@ import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
  * and expiry writes, run on the reference store (the Kysely one, spend-store.ts) and on the store the
  * service uses on this database (SQLite's synchronous path, or PostgreSQL's batch function). Both
  * must leave the same trace, and that trace is the one written out below, so a rule changed in one
- * implementation only, or in all three the same wrong way, fails here. `npm run test:postgres` runs
- * this file on PostgreSQL.
+ * implementation only, or in all three the same wrong way, fails here. Reservations are read where
+ * each store keeps them: rows in the database, or holds in the memory of SQLite's server process
+ * (seen through the store, as the service's readers and sweep see them). `npm run test:postgres`
+ * runs this file on PostgreSQL.
  */
 
 const WINDOW = "2026-11-22T00:00:00.000Z";
 const CREATED = "2026-11-22T10:00:00.000Z";
 /** Before this instant every reservation of the script is still held; after it, those marked short have expired. */
 const SWEEP_AT = "2026-11-22T10:30:00.000Z";
+/** After every hold of the script has expired: all of them are listed. */
+const NEVER = "9999-12-31T00:00:00.000Z";
 const PRICE = { promptMicros: 100, perOutputTokenMicros: 10 };
 
 interface Trace {
@@ -131,25 +136,28 @@ async function runScript(database: DatabaseHandle, store: SpendStore, tag: strin
   // held it settles late and adds only its cost, while a reservation still held stays.
   steps.push(await store.reserve(org, [{ key: a, limit: 1000 }], 200, row("late", 200, CREATED)));
   steps.push(await store.reserve(org, [{ key: a, limit: 1000 }], 100, row("open", 100)));
-  const expired = (await findExpiredReservations(database.db, SWEEP_AT, 1000)).filter(
-    (r) => r.organization_id === org,
-  );
+  // What the sweep finds: expired rows, and expired holds a store keeps in memory (SQLite's).
+  const expired = [
+    ...(await findExpiredReservations(database.db, SWEEP_AT, 1000)),
+    ...(store.expiredHolds?.(SWEEP_AT, 1000) ?? []),
+  ].filter((r) => r.organization_id === org);
   steps.push(expired.map((r) => r.id.slice(tag.length + 1)));
   for (const r of expired)
     await store.release(held(r.id.slice(tag.length + 1), [a], Number(r.amount_micros)));
   await store.settle(held("late", [a], 200), 50, ledger(50));
 
-  const counters = (await readCounters(database.db, org, keys)).map((u) => [
+  const counters = (await readBudgetCounters({ db: database.db, spend: store }, org, keys)).map((u) => [
     u.spent_micros,
     u.reserved_micros,
   ]);
-  const reservations = (
-    await database.db
+  const reservations = [
+    ...(await database.db
       .selectFrom("budget_reservations")
-      .select("id")
+      .select(["id", "organization_id"])
       .where("organization_id", "=", org)
-      .execute()
-  )
+      .execute()),
+    ...(store.expiredHolds?.(NEVER, 1000) ?? []).filter((r) => r.organization_id === org),
+  ]
     .map((r) => r.id.slice(tag.length + 1))
     .sort();
   const ledgerRows = await database.db

@@ -3,9 +3,9 @@ import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
 import { newId } from "../../src/domain/ids.js";
+import { readBudgetCounters } from "../../src/services/read-budget-counters.js";
 import type { DatabaseHandle, SpendStore } from "../../src/storage/ports.js";
 import type { CounterKey } from "../../src/storage/spend-repo.js";
-import { readCounters } from "../../src/storage/spend-repo.js";
 import { kyselySpendStore } from "../../src/storage/spend-store.js";
 import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
 
@@ -59,8 +59,22 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets
     await database.close();
     await remove();
   });
+  // As the service reads them: rows, plus what SQLite's store holds in memory.
   const usage = async (...keys: CounterKey[]) =>
-    (await readCounters(database.db, "org", keys)).map((u) => [u.spent_micros, u.reserved_micros]);
+    (await readBudgetCounters({ db: database.db, spend: database.spendStore }, "org", keys)).map((u) => [
+      u.spent_micros,
+      u.reserved_micros,
+    ]);
+  /** Which of `ids` are open reservations: rows, or holds in memory (SQLite). */
+  const openReservations = async (ids: string[]) =>
+    [
+      ...(await database.db.selectFrom("budget_reservations").select("id").where("id", "in", ids).execute()),
+      ...(database.spendStore.expiredHolds?.("9999-12-31T00:00:00.000Z", 1000) ?? []).filter((r) =>
+        ids.includes(r.id),
+      ),
+    ]
+      .map((r) => r.id)
+      .sort();
 
   const adapters: [string, () => SpendStore][] = [["kysely", () => kyselySpendStore(database.transact)]];
   adapters.push([
@@ -165,12 +179,7 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets
       [0, 120],
       [0, 10],
     ]);
-    const rows = await database.db
-      .selectFrom("budget_reservations")
-      .select("id")
-      .where("id", "in", ["t1", "t2", "t3", "t4"])
-      .execute();
-    assert.deepEqual(rows.map((r) => r.id).sort(), ["t1", "t2", "t4"]);
+    assert.deepEqual(await openReservations(["t1", "t2", "t3", "t4"]), ["t1", "t2", "t4"]);
   });
 
   it("a write that fails among writes arriving together fails alone; the others are committed", async () => {
@@ -293,10 +302,12 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets
     ]);
   });
 
-  it("the SQLite fast path waits for a Kysely transaction open on the connection instead of joining it", {
-    skip: TEST_DATABASE_KIND === "postgres" && "SQLite's fast path only",
+  it("SQLite's store settles after a Kysely transaction open on the connection ends, instead of joining it", {
+    skip: TEST_DATABASE_KIND === "postgres" && "SQLite's store only",
   }, async () => {
     const a = counter();
+    const held = { id: "during", counters: [a], amount: 5 };
+    assert.equal(await database.spendStore.reserve("org", [{ key: a, limit: 10 }], 5, row(held.id, 5)), -1);
     let release!: () => void;
     const gate = new Promise<void>((resolve) => {
       release = resolve;
@@ -313,11 +324,44 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets
       })
       .catch(() => undefined);
     await new Promise((r) => setImmediate(r));
-    const reserving = database.spendStore.reserve("org", [{ key: a, limit: 10 }], 5, row("during", 5));
+    const settling = database.spendStore.settle(held, 3, ledger("during-ledger", 3));
     release();
     await open;
-    assert.equal(await reserving, -1);
-    // Had the reservation joined the rolled-back transaction, it would be gone.
+    await settling;
+    // Had the settlement joined the rolled-back transaction, its spend and ledger row would be gone.
+    assert.deepEqual(await usage(a), [[3, 0]]);
+    const rows = await database.db
+      .selectFrom("spend_ledger")
+      .select("id")
+      .where("id", "=", "during-ledger")
+      .execute();
+    assert.equal(rows.length, 1);
+  });
+
+  it("SQLite's store decides after a Kysely transaction open on the connection ends: its uncommitted spend is never read", {
+    skip: TEST_DATABASE_KIND === "postgres" && "SQLite's store only",
+  }, async () => {
+    const a = counter();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A change that writes the counter as spent, then rolls back: it never happened.
+    const open = database
+      .transact(async (tx) => {
+        await tx
+          .insertInto("budget_usage")
+          .values({ organization_id: "org", ...a, spent_micros: 10, reserved_micros: 0 })
+          .execute();
+        await gate;
+        throw new Error("roll back");
+      })
+      .catch(() => undefined);
+    await new Promise((r) => setImmediate(r));
+    const reserving = database.spendStore.reserve("org", [{ key: a, limit: 10 }], 5, row("unspent", 5));
+    release();
+    await open;
+    assert.equal(await reserving, -1, "judged on the committed counter, not the rolled-back write");
     assert.deepEqual(await usage(a), [[0, 5]]);
   });
 });

@@ -5,9 +5,9 @@ import { Kysely, SqliteDialect, type SqliteDatabase as SqliteDialectDatabase, sq
 import { migrateToLatest } from "../migrations.js";
 import type { DatabaseHandle, DatabaseOptions, Transact } from "../ports.js";
 import type { Db } from "../schema.js";
-import { kyselySpendStore } from "../spend-store.js";
 import { startCheckpointer } from "./checkpointer.js";
 import { GroupCommitter } from "./group-commit.js";
+import { type ServerLock, takeServerLock } from "./server-lock.js";
 import { sqliteSpendStore } from "./spend-store.js";
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -36,13 +36,45 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectDatab
 /** How often a SQLite server looks for changes committed by another process (the command line). */
 const OTHER_PROCESS_POLL_MS = 500;
 
-/** Opens (and migrates) the service's database in a SQLite file, or in memory for ":memory:". */
+/**
+ * Opens (and migrates) the service's database in a SQLite file, or in memory for ":memory:". As the
+ * server (`server`), it first takes the file's server lock and, once migrated, gives back the
+ * reservations an earlier process left in the file: none of its requests is in flight any more.
+ */
 export async function openSqlite(
   path: string,
   synchronous: DatabaseOptions["sqliteSynchronous"],
+  server = false,
 ): Promise<DatabaseHandle> {
   const file = path === ":memory:" ? path : resolve(path);
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const lock: ServerLock | undefined = server && file !== ":memory:" ? takeServerLock(file) : undefined;
+  try {
+    return await openLocked(file, synchronous, server, lock);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+}
+
+/**
+ * Reservations left in the file by a version that wrote them (or by the reference store): released,
+ * as the expiry sweep would once they expired. Only the server, holding the lock, may: then no
+ * other process has a request in flight.
+ */
+function releaseLeftReservations(sqlite: SqliteDatabase.Database): void {
+  sqlite.transaction(() => {
+    sqlite.prepare("delete from budget_reservations").run();
+    sqlite.prepare("update budget_usage set reserved_micros = 0 where reserved_micros <> 0").run();
+  })();
+}
+
+async function openLocked(
+  file: string,
+  synchronous: DatabaseOptions["sqliteSynchronous"],
+  server: boolean,
+  lock: ServerLock | undefined,
+): Promise<DatabaseHandle> {
   const sqlite = new SqliteDatabase(file);
   // WAL: readers never block the writer, and a committed transaction is in the log before the
   // response is sent, so a killed process loses nothing answered.
@@ -55,6 +87,7 @@ export async function openSqlite(
   if (checkpointer) sqlite.pragma("wal_autocheckpoint = 20000");
   const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrateToLatest(db, "sqlite");
+  if (server) releaseLeftReservations(sqlite);
   // Changes share commits (see GroupCommitter). Measured with `npm run bench` under 50 connections,
   // it nearly doubles create and update throughput even with synchronous=NORMAL, where a commit
   // costs no fsync: each change's own COMMIT wrote its dirty pages to the WAL one by one.
@@ -65,7 +98,10 @@ export async function openSqlite(
     db,
     kind: "sqlite",
     transact,
-    spendStore: sqliteSpendStore(sqlite, kyselySpendStore(transact)),
+    // Waiting for a read through Kysely is waiting for its open transaction to end.
+    spendStore: sqliteSpendStore(sqlite, async () => {
+      await sql`select 1`.execute(db);
+    }),
     withStartupLock: (work) => work(),
     // The command line (keys revoke, ...) writes to the file from another process. SQLite's
     // data_version moves only when another connection commits, so a change made there reaches
@@ -97,6 +133,7 @@ export async function openSqlite(
       clearInterval(poll);
       await checkpointer?.stop();
       await db.destroy();
+      lock?.release();
     },
   };
 }

@@ -1,54 +1,55 @@
 import type SqliteDatabase from "better-sqlite3";
 import { type Admission, admit } from "../../domain/budget-admission.js";
-import type { AdmissionAsk, SpendStore } from "../ports.js";
+import type { HeldReservation, SpendStore } from "../ports.js";
 import type { BudgetReservationTable, SpendLedgerTable } from "../schema.js";
 import { type CounterKey, rollupRows } from "../spend-repo.js";
 import { layersOf } from "../spend-store.js";
-
-/** Raised inside a reservation's savepoint to roll it back. */
-class Exhausted extends Error {
-  constructor(readonly index: number) {
-    super("budget used up");
-  }
-}
+import { counterName, Holds } from "./holds.js";
 
 const KEY_WHERE =
   "guardrail_id = ? and scope = ? and subject = ? and reset_interval = ? and window_start = ?";
 const keyParams = (k: CounterKey) => [k.guardrail_id, k.scope, k.subject, k.reset_interval, k.window_start];
 
 /**
- * The same writes as kyselySpendStore, as synchronous better-sqlite3 transactions (SQLite's own SQL:
- * this adapter is SQLite's alone). Inside the shared transaction of a batch, each write's own
- * transaction function becomes a savepoint. While a Kysely transaction is open on the connection (it
- * spans awaits), a synchronous one cannot start, so the writes go through `fallback`, which queues
- * behind it. Statements run to completion synchronously, so nothing else interleaves with them.
+ * SQLite's spend store: the same answers as kyselySpendStore (the rule), with the reservations held
+ * in this process's memory (holds.ts) instead of in the database. One server process owns a SQLite
+ * file (sqlite/server-lock.ts), so every request that can hold a budget is in this process: a
+ * counter's settled spend, read from the database, plus what this process holds on it is the
+ * whole truth. Reserving and releasing then write nothing; only a settlement does (spend, ledger,
+ * rollup). A process that dies loses its holds, never settled spend, and leaves nothing to sweep.
+ *
+ * Why it stays exact: a decision reads the counter synchronously and holds at once, so nothing runs
+ * in between; a settlement commits the spend first and drops its hold only after the commit, in the
+ * same synchronous step, so a counter never looks less spent than it is. A read made while a Kysely
+ * transaction is open on the connection (across an await) would see that transaction's uncommitted
+ * writes, so decisions and commits wait for it to end (`waitForConnection`) instead.
+ *
+ * Counter rows' reserved_micros and budget_reservations are written only by older versions (the
+ * server gives theirs back at start) and by the reference store: they count as held too, and one of
+ * their reservations is settled or released as the reference does, so nothing they hold is lost.
  */
-export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: SpendStore): SpendStore {
-  const upsert = sqlite.prepare(
-    `insert into budget_usage (organization_id, guardrail_id, scope, subject, reset_interval, window_start, spent_micros, reserved_micros)
-     values (?, ?, ?, ?, ?, ?, 0, ?)
-     on conflict (guardrail_id, scope, subject, reset_interval, window_start)
-     do update set reserved_micros = budget_usage.reserved_micros + excluded.reserved_micros
-     where budget_usage.spent_micros + budget_usage.reserved_micros < ?`,
-  );
+export function sqliteSpendStore(
+  sqlite: SqliteDatabase.Database,
+  waitForConnection: () => Promise<void>,
+): SpendStore {
+  const holds = new Holds();
   const readOne = sqlite.prepare(`select spent_micros, reserved_micros from budget_usage where ${KEY_WHERE}`);
-  const upsertWithin = sqlite.prepare(
+  const addSpent = sqlite.prepare(
     `insert into budget_usage (organization_id, guardrail_id, scope, subject, reset_interval, window_start, spent_micros, reserved_micros)
-     values (?, ?, ?, ?, ?, ?, 0, ?)
+     values (?, ?, ?, ?, ?, ?, ?, 0)
      on conflict (guardrail_id, scope, subject, reset_interval, window_start)
-     do update set reserved_micros = budget_usage.reserved_micros + excluded.reserved_micros
-     where budget_usage.spent_micros + budget_usage.reserved_micros + excluded.reserved_micros <= ?`,
+     do update set spent_micros = budget_usage.spent_micros + excluded.spent_micros`,
   );
-  const addReservation = sqlite.prepare(
-    "insert into budget_reservations (id, organization_id, counters, amount_micros, created_at, expires_at) values (?, ?, ?, ?, ?, ?)",
+  // A reservation written by an older version (or the reference store): given back as they do.
+  const dropRow = sqlite.prepare("delete from budget_reservations where id = ?");
+  const takeBack = sqlite.prepare(
+    `update budget_usage set reserved_micros = case when reserved_micros > ? then reserved_micros - ? else 0 end where ${KEY_WHERE}`,
   );
-  const dropReservation = sqlite.prepare("delete from budget_reservations where id = ?");
-  const settleOne = sqlite.prepare(
-    `update budget_usage set
-       reserved_micros = case when reserved_micros > ? then reserved_micros - ? else 0 end,
-       spent_micros = spent_micros + ?
-     where ${KEY_WHERE}`,
-  );
+  const releaseRow = (reservation: HeldReservation) => {
+    if (dropRow.run(reservation.id).changes !== 1) return;
+    for (const key of reservation.counters)
+      takeBack.run(reservation.amount, reservation.amount, ...keyParams(key));
+  };
   const addRollup = sqlite.prepare(
     `insert into spend_rollup (organization_id, day, guardrail_id, key_hash, workspace_id, member_user_id, model, provider, byok, requests, prompt_tokens, completion_tokens, cost_micros)
      values (@organization_id, @day, @guardrail_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, 1, @prompt_tokens, @completion_tokens, @cost_micros)
@@ -63,77 +64,63 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
      values (@id, @organization_id, @request_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, @prompt_tokens, @completion_tokens, @cost_micros, @created_at)`,
   );
 
-  const reserve = sqlite.transaction(
-    (
-      organizationId: string,
-      counters: { key: CounterKey; limit: number }[],
-      amount: number,
-      row: BudgetReservationTable,
-    ) => {
-      for (const [i, c] of counters.entries()) {
-        // A new counter is inserted unconditionally, so a limit with nothing to give is refused here.
-        const admitted =
-          c.limit > 0 && upsert.run(organizationId, ...keyParams(c.key), amount, c.limit).changes === 1;
-        if (!admitted) throw new Exhausted(i);
-      }
-      addReservation.run(
-        row.id,
-        row.organization_id,
-        row.counters,
-        row.amount_micros,
-        row.created_at,
-        row.expires_at,
-      );
-    },
-  );
-  // Read and write in one synchronous transaction: nothing in this process runs between them, and
-  // the write's condition still holds the limit against another process on the same file.
-  const admitNow = sqlite.transaction(
-    (
-      organizationId: string,
-      counters: { key: CounterKey; limit: number }[],
-      ask: AdmissionAsk,
-      row: BudgetReservationTable,
-    ): Admission => {
-      const usage = counters.map(
-        (c) =>
-          (readOne.get(...keyParams(c.key)) as
-            | { spent_micros: number; reserved_micros: number }
-            | undefined) ?? {
-            spent_micros: 0,
-            reserved_micros: 0,
-          },
-      );
-      const admission = admit(layersOf(counters, usage), ask.price, ask.wanted, ask.minimal);
-      if (!admission.admitted) return admission;
-      for (const [i, c] of counters.entries()) {
-        const fits =
-          admission.amount_micros <= c.limit &&
-          upsertWithin.run(organizationId, ...keyParams(c.key), admission.amount_micros, c.limit).changes ===
-            1;
-        if (!fits) throw new Exhausted(i);
-      }
-      addReservation.run(
-        row.id,
-        row.organization_id,
-        row.counters,
-        admission.amount_micros,
-        row.created_at,
-        row.expires_at,
-      );
-      return admission;
-    },
-  );
+  /** A counter as a decision reads it: settled spend, and everything held on it. */
+  const usageOf = (key: CounterKey) => {
+    const name = counterName(key);
+    const row = readOne.get(...keyParams(key)) as
+      | { spent_micros: number; reserved_micros: number }
+      | undefined;
+    return {
+      name,
+      spent_micros: row?.spent_micros ?? 0,
+      reserved_micros: (row?.reserved_micros ?? 0) + holds.on(name),
+    };
+  };
+
+  /**
+   * Each counter in turn takes `amount` if `fits` (given what this request already took from it,
+   * should it name a counter twice); the hold is recorded only when all do. The index of the first
+   * that refuses, else -1.
+   */
+  const holdOnAll = (
+    counters: { key: CounterKey; limit: number }[],
+    amount: number,
+    row: BudgetReservationTable,
+    fits: (spent: number, held: number, limit: number) => boolean,
+  ): number => {
+    const taking = new Map<string, number>();
+    const names: string[] = [];
+    for (const [i, c] of counters.entries()) {
+      const u = usageOf(c.key);
+      const mine = taking.get(u.name) ?? 0;
+      if (!fits(u.spent_micros, u.reserved_micros + mine, c.limit)) return i;
+      taking.set(u.name, mine + amount);
+      names.push(u.name);
+    }
+    holds.add(row, names, amount);
+    return -1;
+  };
+
+  /** Runs a decision now, or once no Kysely transaction is open on the connection. */
+  const decide = <T>(run: () => T): Promise<T> => {
+    if (sqlite.inTransaction) return waitForConnection().then(() => decide(run));
+    try {
+      return Promise.resolve(run());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+
   const settle = sqlite.transaction(
     (
-      reservation: { id: string; counters: CounterKey[]; amount: number } | null,
+      reservation: HeldReservation | null,
       cost: number,
       ledger: SpendLedgerTable,
       guardrailIds: readonly string[],
     ) => {
       if (reservation) {
-        const held = dropReservation.run(reservation.id).changes === 1 ? reservation.amount : 0;
-        for (const key of reservation.counters) settleOne.run(held, held, cost, ...keyParams(key));
+        if (!holds.has(reservation.id)) releaseRow(reservation);
+        for (const key of reservation.counters) addSpent.run(ledger.organization_id, ...keyParams(key), cost);
       }
       addLedger.run(ledger);
       for (const row of rollupRows(ledger, guardrailIds)) {
@@ -142,102 +129,109 @@ export function sqliteSpendStore(sqlite: SqliteDatabase.Database, fallback: Spen
       }
     },
   );
-  const release = sqlite.transaction(
-    (reservation: { id: string; counters: CounterKey[]; amount: number }) => {
-      if (dropReservation.run(reservation.id).changes !== 1) return;
-      for (const key of reservation.counters)
-        settleOne.run(reservation.amount, reservation.amount, 0, ...keyParams(key));
-    },
-  );
 
-  // Group commit: the writes of concurrent requests that arrive in one turn of the event loop share
-  // one transaction (one WAL write), each in its own savepoint, so one request's failure rolls back
-  // only its own writes. Every caller is answered only after the shared commit.
+  // Group commit: the settlements of concurrent requests that arrive in one turn of the event loop
+  // share one transaction (one WAL write), each in its own savepoint, so one request's failure rolls
+  // back only its own writes. Every caller is answered only after the shared commit, and a hold is
+  // dropped only then.
   interface Pending {
-    run: () => unknown;
-    async: () => Promise<unknown>;
-    resolve: (value: unknown) => void;
+    run: () => void;
+    /** After the commit: the hold the settlement replaces is dropped. */
+    committed?: () => void;
+    resolve: () => void;
     reject: (err: unknown) => void;
   }
   let queue: Pending[] = [];
-  const outcomes = new Map<Pending, { ok: true; value: unknown } | { ok: false; err: unknown }>();
+  const failed = new Map<Pending, unknown>();
   const commitAll = sqlite.transaction((batch: Pending[]) => {
     for (const op of batch) {
       try {
-        outcomes.set(op, { ok: true, value: op.run() });
+        op.run();
       } catch (err) {
-        outcomes.set(op, { ok: false, err });
+        failed.set(op, err);
       }
     }
   });
   const flush = () => {
-    const batch = queue;
-    queue = [];
     if (sqlite.inTransaction) {
-      // A Kysely transaction is open across an await: go through it (queued behind it) instead.
-      for (const op of batch) op.async().then(op.resolve, op.reject);
+      // A Kysely transaction is open across an await: joining it would tie these writes to its
+      // outcome. The queue keeps growing meanwhile and is committed once it has ended.
+      waitForConnection().then(flush, (err: unknown) => {
+        const batch = queue;
+        queue = [];
+        for (const op of batch) op.reject(err);
+      });
       return;
     }
+    const batch = queue;
+    queue = [];
     try {
       commitAll(batch);
     } catch (err) {
-      outcomes.clear();
+      failed.clear();
       for (const op of batch) op.reject(err);
       return;
     }
     for (const op of batch) {
-      const outcome = outcomes.get(op);
-      if (outcome?.ok) op.resolve(outcome.value);
-      else op.reject(outcome?.err);
+      if (failed.has(op)) {
+        op.reject(failed.get(op));
+        continue;
+      }
+      op.committed?.();
+      op.resolve();
     }
-    outcomes.clear();
+    failed.clear();
   };
-  const schedule = <T>(run: () => T, async: () => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      queue.push({ run, async, resolve: resolve as (value: unknown) => void, reject });
+
+  const write = (run: () => void, committed?: () => void) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ run, ...(committed ? { committed } : {}), resolve, reject });
       if (queue.length === 1) setImmediate(flush);
     });
 
   return {
-    reserve(organizationId, counters, amount, row) {
-      return schedule(
-        () => {
-          try {
-            reserve(organizationId, counters, amount, row);
-            return -1;
-          } catch (err) {
-            if (err instanceof Exhausted) return err.index;
-            throw err;
-          }
-        },
-        () => fallback.reserve(organizationId, counters, amount, row),
+    reserve(_organizationId, counters, amount, row) {
+      return decide(() =>
+        holdOnAll(
+          counters,
+          amount,
+          row,
+          // As the reference's conditional write: the amount itself may run past the limit.
+          (spent, held, limit) => limit > 0 && spent + held < limit,
+        ),
       );
     },
-    admit(organizationId, counters, ask, row) {
-      return schedule(
-        (): Admission => {
-          try {
-            return admitNow(organizationId, counters, ask, row);
-          } catch (err) {
-            if (err instanceof Exhausted)
-              return { admitted: false, index: err.index, reason: "budget_reserved", tokens_that_fit: 0 };
-            throw err;
-          }
-        },
-        () => fallback.admit(organizationId, counters, ask, row),
-      );
+    admit(_organizationId, counters, ask, row) {
+      return decide((): Admission => {
+        const usage = counters.map((c) => usageOf(c.key));
+        const admission = admit(layersOf(counters, usage), ask.price, ask.wanted, ask.minimal);
+        if (!admission.admitted) return admission;
+        const amount = admission.amount_micros;
+        const refused = holdOnAll(
+          counters,
+          amount,
+          row,
+          (spent, held, limit) => amount <= limit && spent + held + amount <= limit,
+        );
+        if (refused < 0) return admission;
+        return { admitted: false, index: refused, reason: "budget_reserved", tokens_that_fit: 0 };
+      });
     },
     settle(reservation, cost, ledger, guardrailIds = []) {
-      return schedule(
+      return write(
         () => settle(reservation, cost, ledger, guardrailIds),
-        () => fallback.settle(reservation, cost, ledger, guardrailIds),
+        reservation ? () => holds.drop(reservation.id) : undefined,
       );
     },
-    release(reservation) {
-      return schedule(
-        () => release(reservation),
-        () => fallback.release(reservation),
-      );
+    async release(reservation) {
+      if (holds.drop(reservation.id)) return;
+      await write(sqlite.transaction(() => releaseRow(reservation)));
+    },
+    held(_organizationId, counters) {
+      return counters.map((k) => holds.on(counterName(k)));
+    },
+    expiredHolds(nowIso, limit) {
+      return holds.expired(nowIso, limit);
     },
   };
 }
