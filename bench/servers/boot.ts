@@ -30,6 +30,8 @@ export async function bootService(
   const database = await openDatabase(dir ? `sqlite:${join(dir, "guardrails.db")}` : (postgresUrl ?? ""), {
     sqliteSynchronous: "normal",
     postgres: DEFAULT_POSTGRES_OPTIONS,
+    // As `guardrails serve` opens it: on SQLite, the file's one server.
+    server: true,
   });
   const upstreams = new Upstreams(catalog.providers, providerKeys);
   const deps = {

@@ -12,10 +12,12 @@ import {
 } from "../services/read-budget-counters.js";
 
 /**
- * Budgets under concurrency (docs/behaviour.md#budget-reservations): before forwarding, a request reserves its worst-case
- * cost on every budget layer that counts it, in one transaction whose each step is a conditional
- * UPDATE; it is settled to the actual cost when usage arrives, or released if the upstream fails.
- * Spend can therefore pass a limit by at most the one request admitted while something remained.
+ * Budgets under concurrency (docs/behaviour.md#budget-reservations): before forwarding, a request
+ * reserves its worst-case cost on every budget layer that counts it, all or nothing (on PostgreSQL
+ * in one transaction of conditional updates; on SQLite in the memory of the one server process that
+ * owns the file); it is settled to the actual cost when usage arrives, or released if the upstream
+ * fails. Spend can therefore pass a limit by at most the one request admitted while something
+ * remained.
  */
 
 /** What the spend writes of the request path need: the spend store and the clock. */
