@@ -3,7 +3,7 @@
  * `npm start` and the `guardrails` command run, recompiled first when a source changed since
  * (scripts/build-if-stale.mjs). BENCH_BUILD=src loads the TypeScript sources through tsx instead,
  * as the tests do; tsx's transform adds work no deployment pays (a call naming every function and
- * closure as it is made, source maps), which made the request path measure about a third slower.
+ * closure as it is made), so a figure measured that way is not the service's.
  */
 import { execFileSync } from "node:child_process";
 import { dirname, resolve } from "node:path";
