@@ -8,6 +8,7 @@ import type { DatabaseHandle, SpendStore } from "../../src/storage/ports.js";
 import type { CounterKey } from "../../src/storage/spend-repo.js";
 import { kyselySpendStore } from "../../src/storage/spend-store.js";
 import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
+import { counter, ledger, row } from "./spend-fixtures.js";
 
 /**
  * The spend store contract (docs/gateway.md#budgets), on a real database: on SQLite against both adapters
@@ -15,38 +16,6 @@ import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
  * test:postgres`) against the Kysely one and the batch function the service uses there
  * (src/storage/postgres/spend-store.ts).
  */
-
-let sequence = 0;
-const counter = (): CounterKey => ({
-  guardrail_id: `g-${++sequence}`,
-  scope: "key",
-  subject: "k",
-  reset_interval: "daily",
-  window_start: "2026-11-22T00:00:00.000Z",
-});
-const row = (id: string, amount: number) => ({
-  id,
-  organization_id: "org",
-  counters: "[]",
-  amount_micros: amount,
-  created_at: "2026-11-22T10:00:00.000Z",
-  expires_at: "2026-11-22T11:00:00.000Z",
-});
-const ledger = (id: string, cost: number) => ({
-  id,
-  organization_id: "org",
-  request_id: id,
-  key_hash: "k",
-  workspace_id: "w",
-  member_user_id: null,
-  model: "m",
-  provider: "p",
-  byok: 0,
-  prompt_tokens: 1,
-  completion_tokens: 1,
-  cost_micros: cost,
-  created_at: "2026-11-22T10:00:01.000Z",
-});
 
 describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets; CONTRIBUTING.md#tests)`, () => {
   let database: DatabaseHandle;

@@ -9,38 +9,7 @@ import type { DatabaseHandle } from "../../src/storage/ports.js";
 import type { CounterKey } from "../../src/storage/spend-repo.js";
 import { kyselySpendStore } from "../../src/storage/spend-store.js";
 import { TEST_DATABASE_KIND } from "../helpers/server.js";
-
-let sequence = 0;
-const counter = (): CounterKey => ({
-  guardrail_id: `g-${++sequence}`,
-  scope: "key",
-  subject: "k",
-  reset_interval: "daily",
-  window_start: "2026-11-22T00:00:00.000Z",
-});
-const row = (id: string, amount: number) => ({
-  id,
-  organization_id: "org",
-  counters: "[]",
-  amount_micros: amount,
-  created_at: "2026-11-22T10:00:00.000Z",
-  expires_at: "2026-11-22T11:00:00.000Z",
-});
-const ledger = (id: string, cost: number) => ({
-  id,
-  organization_id: "org",
-  request_id: id,
-  key_hash: "k",
-  workspace_id: "w",
-  member_user_id: null,
-  model: "m",
-  provider: "p",
-  byok: 0,
-  prompt_tokens: 1,
-  completion_tokens: 1,
-  cost_micros: cost,
-  created_at: "2026-11-22T10:00:01.000Z",
-});
+import { counter, ledger, row } from "./spend-fixtures.js";
 
 /**
  * SQLite's spend store keeps reservations in the server process's memory
