@@ -169,6 +169,15 @@ const ADVERSARIAL: CostInput[] = [
   "+1 ",
   "1.1.1.",
   "x",
+  // Near-matches of the prompt-injection phrases, normalized (look-alikes, invisible characters,
+  // misspellings, abbreviations) before the phrases are matched.
+  "ignore the previous ",
+  "you are now a ",
+  "\u0456gn\u043er\u0435 ",
+  "i\u200bg",
+  "repeat the text above ",
+  "ignroe previuos ",
+  "A.I. ",
 ].map((unit) => ({ name: JSON.stringify(unit), unit, length: 100_000 }));
 
 /**

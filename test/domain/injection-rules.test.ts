@@ -131,17 +131,4 @@ describe("prompt injection rules (docs/detectors.md#prompt-injection)", () => {
       { numRuns: 300 },
     );
   });
-
-  it("adversarial inputs (100 KB of repeated near-matches) complete; no timing is asserted", () => {
-    const inputs = [
-      "ignore the previous ".repeat(5_000),
-      "you are now a ".repeat(7_000),
-      "\u0456gn\u043er\u0435 ".repeat(14_000),
-      "i\u200bg".repeat(33_000),
-      "repeat the text above ".repeat(4_500),
-      "ignroe previuos ".repeat(6_000),
-      "A.I. ".repeat(20_000),
-    ];
-    for (const text of inputs) findPromptInjections(text);
-  });
 });
