@@ -98,8 +98,14 @@ describe("a key's own limit is a budget layer of the gateway (docs/gateway.md#bu
     assert.equal(current.body.data.limit_reset, "daily");
     assert.equal(current.body.data.include_byok_in_limit, false);
     assert.deepEqual(
-      current.body.data.budgets.map((b: KeyBudgetState) => [b.layer, b.spent_usd, b.reserved_usd]),
-      [["key_limit", 0.0135, 0]],
+      current.body.data.budgets.map((b: KeyBudgetState) => [
+        b.layer,
+        b.spent_usd,
+        b.reserved_usd,
+        b.remaining_usd,
+      ]),
+      [["key_limit", 0.0135, 0, 0]],
+      "spend past the limit leaves nothing remaining, never less",
     );
     const object = await keyObject(org, key.hash);
     assert.equal(object.limit, 0.01);

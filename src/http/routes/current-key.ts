@@ -84,7 +84,8 @@ export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): vo
             spent_usd: microsToUsd(b.spent_micros),
             // Held by requests in flight until their cost is known.
             reserved_usd: microsToUsd(b.reserved_micros),
-            remaining_usd: microsToUsd(b.limit_micros - b.spent_micros - b.reserved_micros),
+            // Spend may pass a limit by one request's overshoot: what remains is then nothing.
+            remaining_usd: microsToUsd(Math.max(0, b.limit_micros - b.spent_micros - b.reserved_micros)),
             window_start: b.window.start.toISOString(),
             resets_at: b.window.resetsAt?.toISOString() ?? null,
           })),

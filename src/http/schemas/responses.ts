@@ -63,7 +63,9 @@ export const CurrentKeyResponse = Type.Object({
         ...Budget.properties,
         spent_usd: Type.Number(),
         reserved_usd: Type.Number(),
-        remaining_usd: Type.Number(),
+        remaining_usd: Type.Number({
+          description: "The limit minus settled spend and what requests in flight hold, never below 0.",
+        }),
         window_start: Type.String({ format: "date-time" }),
       }),
     ),
