@@ -18,6 +18,30 @@ import { counter, ledger, row } from "./spend-fixtures.js";
  */
 
 describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets; CONTRIBUTING.md#tests)`, () => {
+  /**
+   * A transaction open on the connection across an await, which writes the counter `key` with `spent` and
+   * rolls back once released: a management change in flight, whose writes never happened.
+   */
+  async function heldThenRolledBack(key: CounterKey, spent: number) {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const open = database
+      .transact(async (tx) => {
+        await tx
+          .insertInto("budget_usage")
+          .values({ organization_id: "org", ...key, spent_micros: spent, reserved_micros: 0 })
+          .execute();
+        await gate;
+        throw new Error("roll back");
+      })
+      .catch(() => undefined);
+    // The transaction has begun and written before the caller goes on.
+    await new Promise((r) => setImmediate(r));
+    return { release, open };
+  }
+
   let database: DatabaseHandle;
   let url: string;
   let remove: () => Promise<void>;
@@ -277,22 +301,8 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets
     const a = counter();
     const held = { id: "during", counters: [a], amount: 5 };
     assert.equal(await database.spendStore.reserve("org", [{ key: a, limit: 10 }], 5, row(held.id, 5)), -1);
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
     // A management change holding a transaction across an await, then rolled back.
-    const open = database
-      .transact(async (tx) => {
-        await tx
-          .insertInto("budget_usage")
-          .values({ organization_id: "org", ...counter(), spent_micros: 0, reserved_micros: 0 })
-          .execute();
-        await gate;
-        throw new Error("roll back");
-      })
-      .catch(() => undefined);
-    await new Promise((r) => setImmediate(r));
+    const { release, open } = await heldThenRolledBack(counter(), 0);
     const settling = database.spendStore.settle(held, 3, ledger("during-ledger", 3));
     release();
     await open;
@@ -311,22 +321,8 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets
     skip: TEST_DATABASE_KIND === "postgres" && "SQLite's store only",
   }, async () => {
     const a = counter();
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
     // A change that writes the counter as spent, then rolls back: it never happened.
-    const open = database
-      .transact(async (tx) => {
-        await tx
-          .insertInto("budget_usage")
-          .values({ organization_id: "org", ...a, spent_micros: 10, reserved_micros: 0 })
-          .execute();
-        await gate;
-        throw new Error("roll back");
-      })
-      .catch(() => undefined);
-    await new Promise((r) => setImmediate(r));
+    const { release, open } = await heldThenRolledBack(a, 10);
     const reserving = database.spendStore.reserve("org", [{ key: a, limit: 10 }], 5, row("unspent", 5));
     release();
     await open;
