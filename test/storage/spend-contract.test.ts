@@ -5,6 +5,7 @@ import type { DatabaseHandle, HeldReservation, SpendStore } from "../../src/stor
 import { type CounterKey, findExpiredReservations } from "../../src/storage/spend-repo.js";
 import { kyselySpendStore } from "../../src/storage/spend-store.js";
 import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
+import { ledger as ledgerRow } from "./spend-fixtures.js";
 
 /**
  * The spend store contract (docs/gateway.md#budgets): one script of reserve, admit, settle, release
@@ -58,21 +59,12 @@ async function runScript(database: DatabaseHandle, store: SpendStore, tag: strin
     amount,
   });
   let ledgers = 0;
-  const ledger = (cost: number) => ({
-    id: `${tag}-ledger-${++ledgers}`,
-    organization_id: org,
-    request_id: `${tag}-request-${ledgers}`,
-    key_hash: `${tag}-key`,
-    workspace_id: "w",
-    member_user_id: null,
-    model: "m",
-    provider: "p",
-    byok: 0,
-    prompt_tokens: 1,
-    completion_tokens: 1,
-    cost_micros: cost,
-    created_at: "2026-11-22T10:00:01.000Z",
-  });
+  const ledger = (cost: number) =>
+    ledgerRow(`${tag}-ledger-${++ledgers}`, cost, {
+      organization_id: org,
+      request_id: `${tag}-request-${ledgers}`,
+      key_hash: `${tag}-key`,
+    });
   const steps: unknown[] = [];
 
   // Reserve: all or nothing, a limit of zero refuses, a counter filled to its limit refuses.

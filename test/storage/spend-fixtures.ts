@@ -1,3 +1,4 @@
+import type { SpendLedgerTable } from "../../src/storage/schema.js";
 import type { CounterKey } from "../../src/storage/spend-repo.js";
 
 /** Rows the spend store tests write: a fresh counter each time, a reservation row and a ledger row. */
@@ -18,7 +19,7 @@ export const row = (id: string, amount: number) => ({
   created_at: "2026-11-22T10:00:00.000Z",
   expires_at: "2026-11-22T11:00:00.000Z",
 });
-export const ledger = (id: string, cost: number) => ({
+export const ledger = (id: string, cost: number, over: Partial<SpendLedgerTable> = {}): SpendLedgerTable => ({
   id,
   organization_id: "org",
   request_id: id,
@@ -32,4 +33,5 @@ export const ledger = (id: string, cost: number) => ({
   completion_tokens: 1,
   cost_micros: cost,
   created_at: "2026-11-22T10:00:01.000Z",
+  ...over,
 });
