@@ -119,6 +119,32 @@ interface Draft {
   alert_thresholds: string;
 }
 
+/** The guardrail's model and provider lists, each in a section folded while it is empty. */
+const LISTS: {
+  key: "allowed_models" | "allowed_providers" | "ignored_models" | "ignored_providers";
+  title: string;
+  legend: string;
+  hint?: string;
+  of: "models" | "providers";
+}[] = [
+  { key: "allowed_models", title: "Allowed models", legend: "Allowed models", of: "models" },
+  { key: "allowed_providers", title: "Allowed providers", legend: "Allowed providers", of: "providers" },
+  {
+    key: "ignored_models",
+    title: "Ignored models",
+    legend: "Models never routed to",
+    hint: "None picked: none ignored.",
+    of: "models",
+  },
+  {
+    key: "ignored_providers",
+    title: "Ignored providers",
+    legend: "Providers never routed to",
+    hint: "None picked: none ignored.",
+    of: "providers",
+  },
+];
+
 const EMPTY: Draft = {
   name: "",
   description: "",
@@ -332,52 +358,24 @@ export function GuardrailForm({
           onChange={(regions) => set({ regions })}
           errors={fields.allowed_data_regions}
         />
-        <details open={draft.allowed_models.length > 0 || !!fields.allowed_models}>
-          <summary>Allowed models</summary>
-          <ChoiceList
-            id="allowed_models"
-            legend="Allowed models"
-            options={modelOptions}
-            selected={draft.allowed_models}
-            onChange={(allowed_models) => set({ allowed_models })}
-            errors={fields.allowed_models}
-          />
-        </details>
-        <details open={draft.allowed_providers.length > 0 || !!fields.allowed_providers}>
-          <summary>Allowed providers</summary>
-          <ChoiceList
-            id="allowed_providers"
-            legend="Allowed providers"
-            options={providerOptions}
-            selected={draft.allowed_providers}
-            onChange={(allowed_providers) => set({ allowed_providers })}
-            errors={fields.allowed_providers}
-          />
-        </details>
-        <details open={draft.ignored_models.length > 0 || !!fields.ignored_models}>
-          <summary>Ignored models</summary>
-          <ChoiceList
-            id="ignored_models"
-            legend="Models never routed to"
-            hint="None picked: none ignored."
-            options={modelOptions}
-            selected={draft.ignored_models}
-            onChange={(ignored_models) => set({ ignored_models })}
-            errors={fields.ignored_models}
-          />
-        </details>
-        <details open={draft.ignored_providers.length > 0 || !!fields.ignored_providers}>
-          <summary>Ignored providers</summary>
-          <ChoiceList
-            id="ignored_providers"
-            legend="Providers never routed to"
-            hint="None picked: none ignored."
-            options={providerOptions}
-            selected={draft.ignored_providers}
-            onChange={(ignored_providers) => set({ ignored_providers })}
-            errors={fields.ignored_providers}
-          />
-        </details>
+        {LISTS.map((list) => (
+          <details key={list.key} open={draft[list.key].length > 0 || !!fields[list.key]}>
+            <summary>{list.title}</summary>
+            <ChoiceList
+              id={list.key}
+              legend={list.legend}
+              hint={list.hint}
+              options={list.of === "models" ? modelOptions : providerOptions}
+              selected={draft[list.key]}
+              onChange={(picked) => {
+                const patch: Partial<Draft> = {};
+                patch[list.key] = picked;
+                set(patch);
+              }}
+              errors={fields[list.key]}
+            />
+          </details>
+        ))}
 
         <fieldset>
           <legend>Zero data retention, per vendor family</legend>
