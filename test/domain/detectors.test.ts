@@ -342,6 +342,27 @@ describe("detector rules", () => {
     assert.deepEqual(found("address", "ID 12345"), []);
   });
 
+  it("addresses: a full stop after the place ends it unless it abbreviates (docs/detectors.md, Addresses); the next sentence's first word is not part of the address", () => {
+    const cases: [string, string[]][] = [
+      [
+        "the account lives at 742 Evergreen Terrace, Springfield. The app logs show",
+        ["742 Evergreen Terrace, Springfield"],
+      ],
+      ["10 Downing Street, London. Call me", ["10 Downing Street, London"]],
+      ["at 350 Fifth Avenue, New York. The building", ["350 Fifth Avenue, New York"]],
+      ["1 Rue de Rivoli, Paris. Merci", ["1 Rue de Rivoli, Paris"]],
+      ["at 9 Oak Road, Rye. Then", ["9 Oak Road, Rye"]],
+      ["Thanks. Springfield, IL 62704 is where", ["Springfield, IL 62704"]],
+      // Abbreviations and full stops inside a word keep the place going.
+      ["Ship to 12 Main Street, St. Louis, MO 63101 today", ["12 Main Street, St. Louis, MO 63101"]],
+      ["at 5 Oak Avenue, Mt. Vernon. Then", ["5 Oak Avenue, Mt. Vernon"]],
+      ["at 4 Pine Road, Ste. Genevieve, MO 63670.", ["4 Pine Road, Ste. Genevieve, MO 63670"]],
+      ["5 Rue Nationale, St.-Denis. Ok", ["5 Rue Nationale, St.-Denis"]],
+      ["Write to St. Paul, MN 55101 soon", ["St. Paul, MN 55101"]],
+    ];
+    for (const [text, expected] of cases) assert.deepEqual(found("address", text), expected, text);
+  });
+
   it("emails: asset names, SSH targets and URL credentials are not addresses", () => {
     assert.deepEqual(found("email", "mail jane.doe@example.com."), ["jane.doe@example.com"]);
     for (const not of ["logo@2x.png", "git@github.com:org/repo.git", "https://app:pw@db.example.com/x"]) {

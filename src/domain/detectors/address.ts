@@ -110,7 +110,14 @@ const NOT_A_HOUSE_NUMBER =
   /\b(?:section|sec|chapter|page|step|part|issue|version|item|figure|table|room|gate|flight|model|level|stage|phase|season|episode|vol|no|number|article|rule|paragraph|route|highway|pier|platform|fy|top|over|under|about|around|approximately|nearly|almost|than|sold|the|of|all|only|every|just|first|last|and|those|these|apollo|boeing|windows|iphone|android|ios)\.?[ ]{1,2}$/;
 const ADDRESS_CUE =
   /(?:\bat|\bto|\baddress|\blives|\blive|\blocated|\bship|\bdeliver|\boffice|\bvisit|\bmoved|\bhq|\bfrom|[:,])[ ]{1,2}$/;
-const CITY_BEFORE = /(?:\p{Lu}[\p{Ll}.]{1,20}[ ]){0,2}\p{Lu}[\p{Ll}.]{1,20},?[ ]{1,2}$/u;
+/**
+ * Words of a place's name that end in a full stop: abbreviations (`St. Louis`, `Mt. Vernon`, `Ste.
+ * Genevieve`, `Ft. Worth`). After any other word a full stop ends a sentence, and what follows is
+ * no longer the place (`742 Evergreen Terrace, Springfield. The app`).
+ */
+const PLACE_ABBREVIATION = "(?:St|Ste|Sta|Sto|Mt|Mte|Ft|Pt|Pte|Pto)\\.(?!-)";
+const CITY_BEFORE_WORD = `(?:${PLACE_ABBREVIATION}|\\p{Lu}(?:\\p{Ll}|\\.(?=\\p{L})){1,20})`;
+const CITY_BEFORE = new RegExp(`(?:${CITY_BEFORE_WORD}[ ]){0,2}${CITY_BEFORE_WORD},?[ ]{1,2}$`, "u");
 const CITY_AFTER = /^,[ ]{1,2}\p{Lu}/u;
 const CAPITAL_AFTER = /^[ ]{1,2}\p{Lu}\p{Ll}/u;
 
@@ -142,7 +149,8 @@ function hasNameWord(street: string): boolean {
   return words.slice(0, -1).some((w) => !ENGLISH_WORD_SET.has(nameKey(w)));
 }
 
-const CITY_WORD = String.raw`\p{Lu}\p{Ll}[\p{L}'’.-]{0,30}(?!\p{N})`;
+// A full stop inside a word (`St.-Denis`) or after an abbreviation; not one that ends a sentence.
+const CITY_WORD = String.raw`(?:${PLACE_ABBREVIATION}|\p{Lu}\p{Ll}(?:[\p{L}'’-]|\.(?=[\p{L}-])){0,30})(?!\p{N})`;
 // A link word continues a place's name only before a capitalized word (`Stratford upon Avon`).
 const CITY_LINK = String.raw`(?:(?:upon|on|under|over|by|sur|sous|le|la|les|de|del|della|di|im|am|an|der|en)(?=[ ]\p{Lu})|(?:nell|sull|dell|d)'(?=\p{Lu}))`;
 /**
