@@ -4,7 +4,7 @@ import { sql } from "kysely";
 import pg from "pg";
 import { newId } from "../../src/domain/ids.js";
 import { readBudgetCounters } from "../../src/services/read-budget-counters.js";
-import type { DatabaseHandle, SpendStore } from "../../src/storage/ports.js";
+import type { DatabaseHandle, HeldReservation, SpendStore } from "../../src/storage/ports.js";
 import type { CounterKey } from "../../src/storage/spend-repo.js";
 import { kyselySpendStore } from "../../src/storage/spend-store.js";
 import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
@@ -190,6 +190,53 @@ describe(`spend store contract on ${TEST_DATABASE_KIND} (docs/gateway.md#budgets
       ["fulfilled", "rejected", "fulfilled"],
     );
     assert.deepEqual(await usage(a), [[0, 30]]);
+  });
+
+  it("settlements arriving together on one counter and one rollup row add up exactly, and one that fails among them adds nothing and keeps its hold", async () => {
+    const a = counter();
+    const store = database.spendStore;
+    const guardrail = a.guardrail_id;
+    await store.settle(null, 1, ledger("batch-dup", 1, { key_hash: "batch-key" }));
+    /** Settles `costs` together (one turn), each on a reservation of its own; the outcomes. */
+    const settleTogether = async (tag: string, costs: number[], duplicateAt = -1) => {
+      const holds = costs.map((_, i) => ({ id: `${tag}-${i}`, counters: [a], amount: 50 }));
+      for (const h of holds)
+        assert.equal(await store.reserve("org", [{ key: a, limit: 1_000 }], 50, row(h.id, 50)), -1);
+      const outcomes = await Promise.allSettled(
+        costs.map((cost, i) =>
+          store.settle(
+            holds[i] ?? null,
+            cost,
+            // A reused ledger id: a unique violation inside the batch it joins.
+            ledger(i === duplicateAt ? "batch-dup" : `${tag}-ledger-${i}`, cost, { key_hash: "batch-key" }),
+            [guardrail],
+          ),
+        ),
+      );
+      return { holds, statuses: outcomes.map((o) => o.status) };
+    };
+    const rollup = async () =>
+      (
+        await database.db
+          .selectFrom("spend_rollup")
+          .select(["requests", "cost_micros"])
+          .where("guardrail_id", "=", guardrail)
+          .where("key_hash", "=", "batch-key")
+          .execute()
+      ).map((r) => [Number(r.requests), Number(r.cost_micros)]);
+
+    const first = await settleTogether("sum", [11, 13, 17]);
+    assert.deepEqual(first.statuses, ["fulfilled", "fulfilled", "fulfilled"]);
+    assert.deepEqual(await usage(a), [[41, 0]]);
+    assert.deepEqual(await rollup(), [[3, 41]]);
+
+    const second = await settleTogether("fail", [19, 23, 29], 1);
+    assert.deepEqual(second.statuses, ["fulfilled", "rejected", "fulfilled"]);
+    // Spent: the two that committed; held: the failed one's reservation, still open.
+    assert.deepEqual(await usage(a), [[41 + 19 + 29, 50]]);
+    assert.deepEqual(await openReservations(second.holds.map((h) => h.id)), ["fail-1"]);
+    assert.deepEqual(await rollup(), [[5, 41 + 19 + 29]]);
+    await store.release(second.holds[1] as HeldReservation);
   });
 
   it("on PostgreSQL the writes of one turn go as one call: one transaction, each write with its own outcome, in arrival order", {

@@ -1,7 +1,7 @@
 import type SqliteDatabase from "better-sqlite3";
 import { type Admission, admit } from "../../domain/budget-admission.js";
 import type { HeldReservation, SpendStore } from "../ports.js";
-import type { BudgetReservationTable, SpendLedgerTable } from "../schema.js";
+import type { BudgetReservationTable, SpendLedgerTable, SpendRollupTable } from "../schema.js";
 import { type CounterKey, rollupRows } from "../spend-repo.js";
 import { layersOf } from "../spend-store.js";
 import { counterName, Holds } from "./holds.js";
@@ -9,6 +9,9 @@ import { counterName, Holds } from "./holds.js";
 const KEY_WHERE =
   "guardrail_id = ? and scope = ? and subject = ? and reset_interval = ? and window_start = ?";
 const keyParams = (k: CounterKey) => [k.guardrail_id, k.scope, k.subject, k.reset_interval, k.window_start];
+/** A rollup row's name: the columns of its unique key. */
+const rollupName = (r: SpendRollupTable) =>
+  `${r.organization_id}\u0000${r.day}\u0000${r.guardrail_id}\u0000${r.key_hash}\u0000${r.model}\u0000${r.provider}\u0000${r.byok}`;
 
 /**
  * SQLite's spend store: the same answers as kyselySpendStore (the rule), with the reservations held
@@ -52,9 +55,9 @@ export function sqliteSpendStore(
   };
   const addRollup = sqlite.prepare(
     `insert into spend_rollup (organization_id, day, guardrail_id, key_hash, workspace_id, member_user_id, model, provider, byok, requests, prompt_tokens, completion_tokens, cost_micros)
-     values (@organization_id, @day, @guardrail_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, 1, @prompt_tokens, @completion_tokens, @cost_micros)
+     values (@organization_id, @day, @guardrail_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, @requests, @prompt_tokens, @completion_tokens, @cost_micros)
      on conflict (organization_id, day, guardrail_id, key_hash, model, provider, byok) do update set
-       requests = spend_rollup.requests + 1,
+       requests = spend_rollup.requests + excluded.requests,
        prompt_tokens = spend_rollup.prompt_tokens + excluded.prompt_tokens,
        completion_tokens = spend_rollup.completion_tokens + excluded.completion_tokens,
        cost_micros = spend_rollup.cost_micros + excluded.cost_micros`,
@@ -111,47 +114,70 @@ export function sqliteSpendStore(
     }
   };
 
-  const settle = sqlite.transaction(
-    (
-      reservation: HeldReservation | null,
-      cost: number,
-      ledger: SpendLedgerTable,
-      guardrailIds: readonly string[],
-    ) => {
-      if (reservation) {
-        if (!holds.has(reservation.id)) releaseRow(reservation);
-        for (const key of reservation.counters) addSpent.run(ledger.organization_id, ...keyParams(key), cost);
-      }
-      addLedger.run(ledger);
-      for (const row of rollupRows(ledger, guardrailIds)) {
-        const { requests: _one, ...values } = row;
-        addRollup.run(values);
-      }
-    },
-  );
-
   // Group commit: the settlements of concurrent requests that arrive in one turn of the event loop
-  // share one transaction (one WAL write), each in its own savepoint, so one request's failure rolls
-  // back only its own writes. Every caller is answered only after the shared commit, and a hold is
-  // dropped only then.
+  // share one transaction (one WAL write). Their ledger rows are written one by one; what they add
+  // to the same counter or the same rollup row is summed first and written once, so a batch of
+  // requests of one key costs one update of each instead of one per request. Should the batch
+  // fail, it is rolled back whole and each operation runs again in a transaction of its own, so one
+  // request's failure fails only that request. Every caller is answered only after the commit that
+  // holds its writes, and a hold is dropped only then.
+  interface Settlement {
+    reservation: HeldReservation | null;
+    cost: number;
+    ledger: SpendLedgerTable;
+    guardrailIds: readonly string[];
+  }
   interface Pending {
-    run: () => void;
+    /** A settlement, or any other write (giving back an older version's reservation). */
+    op: Settlement | (() => void);
     /** After the commit: the hold the settlement replaces is dropped. */
     committed?: () => void;
     resolve: () => void;
     reject: (err: unknown) => void;
   }
   let queue: Pending[] = [];
-  const failed = new Map<Pending, unknown>();
   const commitAll = sqlite.transaction((batch: Pending[]) => {
-    for (const op of batch) {
-      try {
-        op.run();
-      } catch (err) {
-        failed.set(op, err);
+    const spent = new Map<string, { organizationId: string; key: CounterKey; amount: number }>();
+    const rollups = new Map<string, SpendRollupTable>();
+    for (const { op } of batch) {
+      if (typeof op === "function") {
+        op();
+        continue;
+      }
+      const { reservation, cost, ledger } = op;
+      if (reservation) {
+        if (!holds.has(reservation.id)) releaseRow(reservation);
+        for (const key of reservation.counters) {
+          const name = counterName(key);
+          const sum = spent.get(name);
+          if (sum) sum.amount += cost;
+          else spent.set(name, { organizationId: ledger.organization_id, key, amount: cost });
+        }
+      }
+      addLedger.run(ledger);
+      for (const row of rollupRows(ledger, op.guardrailIds)) {
+        const name = rollupName(row);
+        const sum = rollups.get(name);
+        if (!sum) {
+          rollups.set(name, row);
+          continue;
+        }
+        sum.requests += row.requests;
+        sum.prompt_tokens += row.prompt_tokens;
+        sum.completion_tokens += row.completion_tokens;
+        sum.cost_micros += row.cost_micros;
       }
     }
+    for (const { organizationId, key, amount } of spent.values())
+      addSpent.run(organizationId, ...keyParams(key), amount);
+    for (const row of rollups.values()) addRollup.run(row);
   });
+  const done = (batch: Pending[]) => {
+    for (const p of batch) {
+      p.committed?.();
+      p.resolve();
+    }
+  };
   const flush = () => {
     if (sqlite.inTransaction) {
       // A Kysely transaction is open across an await: joining it would tie these writes to its
@@ -159,7 +185,7 @@ export function sqliteSpendStore(
       waitForConnection().then(flush, (err: unknown) => {
         const batch = queue;
         queue = [];
-        for (const op of batch) op.reject(err);
+        for (const p of batch) p.reject(err);
       });
       return;
     }
@@ -168,24 +194,28 @@ export function sqliteSpendStore(
     try {
       commitAll(batch);
     } catch (err) {
-      failed.clear();
-      for (const op of batch) op.reject(err);
+      if (batch.length === 1) {
+        batch[0]?.reject(err);
+        return;
+      }
+      // Nothing of the batch was written: each again alone, to fail only the one at fault.
+      for (const p of batch) {
+        try {
+          commitAll([p]);
+        } catch (own) {
+          p.reject(own);
+          continue;
+        }
+        done([p]);
+      }
       return;
     }
-    for (const op of batch) {
-      if (failed.has(op)) {
-        op.reject(failed.get(op));
-        continue;
-      }
-      op.committed?.();
-      op.resolve();
-    }
-    failed.clear();
+    done(batch);
   };
 
-  const write = (run: () => void, committed?: () => void) =>
+  const write = (op: Pending["op"], committed?: () => void) =>
     new Promise<void>((resolve, reject) => {
-      queue.push({ run, ...(committed ? { committed } : {}), resolve, reject });
+      queue.push({ op, ...(committed ? { committed } : {}), resolve, reject });
       if (queue.length === 1) setImmediate(flush);
     });
 
@@ -219,13 +249,13 @@ export function sqliteSpendStore(
     },
     settle(reservation, cost, ledger, guardrailIds = []) {
       return write(
-        () => settle(reservation, cost, ledger, guardrailIds),
+        { reservation, cost, ledger, guardrailIds },
         reservation ? () => holds.drop(reservation.id) : undefined,
       );
     },
     async release(reservation) {
       if (holds.drop(reservation.id)) return;
-      await write(sqlite.transaction(() => releaseRow(reservation)));
+      await write(() => releaseRow(reservation));
     },
     held(_organizationId, counters) {
       return counters.map((k) => holds.on(counterName(k)));
