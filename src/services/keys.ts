@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, hash, randomBytes } from "node:crypto";
 import { invalidRequest, notFound } from "../domain/errors.js";
 import type { ResetInterval } from "../domain/guardrail.js";
 import {
@@ -32,6 +32,9 @@ const SECRET_PREFIX = { management: "sk-gr-mgmt-", inference: "sk-gr-v1-" } as c
 
 /** SHA-256 (hex) of a secret: the only form in which a key is stored (docs/behaviour.md#key-secrets). */
 export function hashSecret(secret: string): string {
+  // Every request hashes its key: the one-shot digest costs a quarter of a Hash object's. It came
+  // with Node 20.12; the engines field allows 20.10, which gets the object.
+  if (typeof hash === "function") return hash("sha256", secret, "hex");
   return createHash("sha256").update(secret, "utf8").digest("hex");
 }
 
