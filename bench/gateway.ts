@@ -6,6 +6,8 @@
  * - direct to the upstream;
  * - the bare forwarder (bench/servers/forwarder.ts: Node's HTTP server and an undici pool, nothing
  *   else), the floor of any Node proxy hop;
+ * - the same forwarder on Fastify, parsing and serializing the JSON body (bench/servers/fastify-forwarder.ts):
+ *   the floor of the gateway's framework before any governance;
  * - this gateway with no guardrail, and with the full guardrail (a budget, the nine builtin filters
  *   and ten custom patterns, all on block: bench/servers/gateway.ts);
  * - Portkey's open-source gateway from npm, bare and with the same ten patterns as regexMatch input
@@ -57,6 +59,13 @@ const ALL_PATHS: Path[] = [
     name: "forwarder",
     label: "bare forwarder",
     start: (o) => startServer("forwarder", { BENCH_UPSTREAM_URL: o }),
+    route: "/v1/chat/completions",
+    open: true,
+  },
+  {
+    name: "fastify",
+    label: "Fastify forwarder",
+    start: (o) => startServer("fastify-forwarder", { BENCH_UPSTREAM_URL: o }),
     route: "/v1/chat/completions",
     open: true,
   },
@@ -191,6 +200,8 @@ function ratios<T>(figures: Record<string, T[]>, a: string, b: string, pick: (x:
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
 
 const verdicts: string[] = [];
+/** Figures printed beside the targets, which are no target themselves. */
+const notes: string[] = [];
 function target(text: string, ok: boolean): void {
   verdicts.push(`${ok ? "met   " : "MISSED"}  ${text}`);
 }
@@ -228,6 +239,13 @@ function judgeClosed(profile: string, figures: Figures, judgeThroughput: boolean
       `${profile}: CPU per request, no guardrail ≤ 1.5× the bare forwarder (${fmt(cpuNone, 2)}×)`,
       cpuNone <= 1.5,
     );
+  if (figures.fastify && figures.forwarder) {
+    const floor = median(ratios(figures, "fastify", "forwarder", (x) => x.cpuPerRequest));
+    const none = median(ratios(figures, "gateway-none", "fastify", (x) => x.cpuPerRequest));
+    notes.push(
+      `${profile}: the Fastify forwarder alone costs ${fmt(floor, 2)}× the bare forwarder's CPU; the gateway without a guardrail ${fmt(none, 2)}× the Fastify forwarder's`,
+    );
+  }
   if (judgeThroughput && figures["gateway-full"] && figures.direct) {
     const rps = median(ratios(figures, "gateway-full", "direct", (x) => x.rps));
     target(`${profile}: throughput with the full guardrail ≥ 0.93× direct (${fmt(rps, 2)}×)`, rps >= 0.93);
@@ -298,6 +316,8 @@ async function main(): Promise<void> {
   judgeClosed(`${LATENCY_MS} ms upstream`, model, true);
   console.log("\ntargets (the decision alone is judged by bench/decision.ts):");
   for (const v of verdicts) console.log(`  ${v}`);
+  if (notes.length > 0) console.log("\nfloors (not targets):");
+  for (const n of notes) console.log(`  ${n}`);
 }
 
 try {
