@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
+import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { type ApiResponse, call, TEST_DATABASE_KIND, type TestOrg } from "../helpers/server.js";
 import { type GatewayBench, startGatewayBench } from "./gateway-support.js";
 import { orgSteps } from "./org-support.js";
@@ -39,19 +40,35 @@ function deref(doc: Json, schema: Json): Json {
 
 const SAMPLE_STRINGS = ["a", "x y", "é€🎉", "sk-gr-v1-x", "../..", "%00", "null", "0"];
 
+/**
+ * Body properties whose values the service looks up, and the pool of known values to draw them from
+ * (`list`: an array of them). Schema-valid strings alone are unknown models, providers, workspaces
+ * and members, which the service refuses before any write, so the write path went unfuzzed.
+ */
+const PROPERTY_POOLS: Record<string, { pool: string; list?: boolean }> = {
+  allowed_models: { pool: "model", list: true },
+  ignored_models: { pool: "model", list: true },
+  allowed_providers: { pool: "provider", list: true },
+  ignored_providers: { pool: "provider", list: true },
+  workspace_id: { pool: "workspace" },
+  member_user_id: { pool: "user_id" },
+  creator_user_id: { pool: "user_id" },
+};
+
 /** A fast-check arbitrary of values valid against a JSON schema (the subset TypeBox writes). */
 function arbitraryOf(
   doc: Json,
   raw: Json,
   pools: Record<string, string[]>,
   depth = 0,
+  known = false,
 ): fc.Arbitrary<unknown> {
   const schema = deref(doc, raw);
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
   const branches = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(branches))
-    return fc.oneof(...branches.map((b: Json) => arbitraryOf(doc, b, pools, depth)));
+    return fc.oneof(...branches.map((b: Json) => arbitraryOf(doc, b, pools, depth, known)));
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
   switch (type) {
     case "null":
@@ -93,7 +110,7 @@ function arbitraryOf(
     }
     case "array": {
       const max = Math.min(schema.maxItems ?? 3, 3, depth > 3 ? 0 : 3);
-      return fc.array(arbitraryOf(doc, schema.items ?? {}, pools, depth + 1), {
+      return fc.array(arbitraryOf(doc, schema.items ?? {}, pools, depth + 1, known), {
         minLength: Math.min(schema.minItems ?? 0, max),
         maxLength: Math.max(max, schema.minItems ?? 0),
       });
@@ -102,8 +119,21 @@ function arbitraryOf(
       const properties: Record<string, Json> = schema.properties ?? {};
       const required: string[] = schema.required ?? [];
       const record: Record<string, fc.Arbitrary<unknown>> = {};
-      for (const [name, sub] of Object.entries(properties))
-        record[name] = arbitraryOf(doc, sub, pools, depth + 1);
+      for (const [name, sub] of Object.entries(properties)) {
+        const generated = arbitraryOf(doc, sub, pools, depth + 1, known);
+        const lookup = PROPERTY_POOLS[name];
+        const pool = lookup ? pools[lookup.pool] : undefined;
+        if (!pool || pool.length === 0) {
+          record[name] = generated;
+          continue;
+        }
+        // A value the service knows (a real model, provider, workspace or member), so that valid
+        // requests reach past the lookups to the write: always with `known`, else half the time.
+        const fromPool = lookup?.list
+          ? fc.subarray(pool, { minLength: 1, maxLength: Math.min(3, pool.length) })
+          : fc.constantFrom(...pool);
+        record[name] = known ? fromPool : fc.oneof(generated, fromPool);
+      }
       return fc.record(record, { requiredKeys: required.filter((r) => r in properties) });
     }
     default:
@@ -151,6 +181,7 @@ describe(`schema-driven fuzzing of every documented operation on ${TEST_DATABASE
   let ajv: Ajv;
   const pools: Record<string, string[]> = {};
   const failures: string[] = [];
+  let requestCount = 0;
   /** How often each operation answered each status, printed with FUZZ_REPORT=1. */
   const seen = new Map<string, number>();
   before(async () => {
@@ -167,6 +198,10 @@ describe(`schema-driven fuzzing of every documented operation on ${TEST_DATABASE
     pools.id = [guardrail.id, workspace.id];
     pools.hash = [key.hash];
     pools.user_id = ["fuzz-member"];
+    pools.workspace = [workspace.id, org.workspaceId];
+    const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
+    pools.model = catalog.models.slice(0, 4).map((m) => m.slug);
+    pools.provider = catalog.providers.slice(0, 4).map((p) => p.id);
     pools.author = ["meta-llama", "anthropic"];
     pools.name = ["llama-3.1-8b-instruct", "claude-sonnet-4.5"];
     const res = await call(bench.server, "GET", "/api/v1/openapi.json");
@@ -244,7 +279,11 @@ describe(`schema-driven fuzzing of every documented operation on ${TEST_DATABASE
     }
     const bodySchema = o.op.requestBody?.content?.["application/json"]?.schema;
     if (bodySchema) {
-      record.body = arbitraryOf(doc, bodySchema, pools);
+      // Every other body draws looked-up properties from the known values only.
+      record.body = fc.oneof(
+        arbitraryOf(doc, bodySchema, pools),
+        arbitraryOf(doc, bodySchema, pools, 0, true),
+      );
       required.push("body");
     }
     return {
@@ -269,7 +308,9 @@ describe(`schema-driven fuzzing of every documented operation on ${TEST_DATABASE
     const headers = Object.fromEntries(
       Object.entries(byIn("header"))
         .filter(([, v]) => typeof v === "string" && /^[\x21-\x7e]+$/.test(v))
-        .map(([k, v]) => [k, String(v)]),
+        // The same seed draws the same keys for every operation: a key reused with another body is
+        // rightly refused, so each request's key is made its own.
+        .map(([k, v]) => [k, k === "idempotency-key" ? `${String(v)}-${++requestCount}` : String(v)]),
     );
     return { path: `${pathFor(o, pick, byIn("path"))}${query ? `?${query}` : ""}`, headers };
   }
@@ -286,6 +327,9 @@ describe(`schema-driven fuzzing of every documented operation on ${TEST_DATABASE
       : org.key;
   }
 
+  /** Create operations (POST without a path parameter) that answered 2xx to a valid body. */
+  const created = new Set<string>();
+
   it(`valid requests (${RUNS} per operation, seed ${SEED}) answer only documented statuses with documented bodies, never 5xx`, async () => {
     for (const o of operations()) {
       const key = await keyFor(o);
@@ -298,9 +342,16 @@ describe(`schema-driven fuzzing of every documented operation on ${TEST_DATABASE
           ...(sample.body !== undefined ? { body: sample.body } : {}),
         });
         checkAnswer(o, res, `valid #${i} ${JSON.stringify(sample).slice(0, 200)}`);
+        if (o.method === "post" && !o.path.includes("{") && res.status < 300) created.add(o.path);
       }
     }
     assert.deepEqual(failures.splice(0), []);
+    // Valid bodies must also be written, not only refused by the lookups: some creates succeed.
+    // (A key's body names a workspace and members, which only the pools of known values supply.)
+    assert.ok(
+      created.has("/api/v1/keys") && created.size >= 2,
+      `creates that succeeded: ${[...created].join(", ") || "none"}`,
+    );
   });
 
   it(`invalid requests (one violation each) are a 4xx in the error envelope and change nothing stored`, async () => {
