@@ -186,9 +186,8 @@ export function compileFilters(
       userOnly: f.scan_scope === "user_only",
       rank: BUILTIN_RANK[f.slug],
       find,
-      ...(UTF8_BUILTINS.has(f.slug)
-        ? { findInBytes: (text: string, bytes: Buffer) => find(text, bytes) }
-        : {}),
+      // A detector takes the UTF-8 as its optional second argument: it is its own byte search.
+      ...(UTF8_BUILTINS.has(f.slug) ? { findInBytes: find } : {}),
     };
   });
   const custom: ActiveFilter[] = [];
