@@ -4,6 +4,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import fc from "fast-check";
+import "../helpers/property-seed.js";
 import { budgetWindow } from "../../src/domain/budget-window.js";
 import { RESET_INTERVALS, type ResetInterval } from "../../src/domain/guardrail.js";
 

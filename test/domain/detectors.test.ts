@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import fc from "fast-check";
+import "../helpers/property-seed.js";
 import { BUILTIN_SLUGS, type BuiltinSlug } from "../../src/domain/content-filters.js";
 import { hasKnownIssuer, passesLuhn } from "../../src/domain/detectors/credit-card.js";
 import { DETECTORS, type Span } from "../../src/domain/detectors/index.js";

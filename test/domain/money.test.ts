@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import "../helpers/property-seed.js";
 import { microsToUsd, usdToMicros } from "../../src/domain/money.js";
 
 describe("money is integer micro-dollars (docs/behaviour.md#money-and-ids)", () => {

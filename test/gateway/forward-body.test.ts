@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import "../helpers/property-seed.js";
 import type { ChatBody } from "../../src/domain/chat-texts.js";
 import { forwardedText, topLevelString } from "../../src/gateway/forward-body.js";
 

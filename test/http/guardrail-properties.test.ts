@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
+import "../helpers/property-seed.js";
 import { clientFor, startTestServer, type TestServer } from "../helpers/server.js";
 import {
   applyBody,
