@@ -1,6 +1,5 @@
 import { type BudgetInterval, budgetWindow, type LayerWindow } from "../domain/budget-window.js";
 import { builtinLabel } from "../domain/content-filters.js";
-import type { Guardrail } from "../domain/guardrail.js";
 import { workspaceDefaultGuardrailId } from "../domain/ids.js";
 import {
   type AppliedGuardrail,
@@ -9,47 +8,18 @@ import {
   type EffectivePolicy,
   type OwnBudgets,
 } from "../domain/policy.js";
-import { findKeyGuardrailIds } from "../storage/assignment-repo.js";
-import { findGuardrail } from "../storage/guardrail-repo.js";
+import { findKeysGuardrailIds, memberSlot } from "../storage/assignment-repo.js";
+import { findGuardrails } from "../storage/guardrail-repo.js";
 import { findKeyByHash, type KeyRecord } from "../storage/key-repo.js";
 import type { Executor } from "../storage/schema.js";
-import { listWorkspaceBudgets } from "../storage/workspace-budget-repo.js";
+import { listBudgetsOfWorkspaces, type WorkspaceBudgetRow } from "../storage/workspace-budget-repo.js";
 import type { KeyPolicy, ServiceDeps } from "./context.js";
 
 // Callers outside the services (the gateway) name a key and its policy through this module.
 export type { KeyPolicy, KeyRecord };
 
-/** Loads the guardrails that apply to a key, in layer order (docs/behaviour.md#layers). */
-async function loadApplied(
-  deps: ServiceDeps,
-  key: KeyRecord,
-  db: Executor = deps.db,
-): Promise<AppliedGuardrail[]> {
-  if (key.workspace_id === null) return [];
-  const org = key.organization_id;
-  const member = key.member_user_id ? { userId: key.member_user_id, workspaceId: key.workspace_id } : null;
-  const ids = await findKeyGuardrailIds(db, org, key.hash, member);
-  const wanted: [AppliedGuardrail["layer"], string | undefined][] = [
-    ["workspace_default", workspaceDefaultGuardrailId(key.workspace_id)],
-    ["member", ids.member],
-    ["key", ids.key],
-  ];
-  const applied: AppliedGuardrail[] = [];
-  for (const [layer, id] of wanted) {
-    if (id === undefined) continue;
-    const guardrail: Guardrail | undefined = await findGuardrail(db, org, id);
-    // The workspace default applies only once materialized (docs/behaviour.md#layers).
-    if (guardrail) applied.push({ layer, guardrail });
-  }
-  return applied;
-}
-
-/** The key's own limit and its workspace's budgets, as budget layers take them. */
-async function loadOwnBudgets(
-  deps: ServiceDeps,
-  key: KeyRecord,
-  db: Executor = deps.db,
-): Promise<OwnBudgets> {
+/** A key's own limit and its workspace's budgets (`workspaceBudgets`), as budget layers take them. */
+function ownBudgetsOf(key: KeyRecord, workspaceBudgets: readonly WorkspaceBudgetRow[]): OwnBudgets {
   const keyLimit =
     key.limit_micros === null
       ? null
@@ -58,33 +28,88 @@ async function loadOwnBudgets(
           reset_interval: (key.limit_reset ?? "lifetime") as BudgetInterval,
           include_byok: Number(key.include_byok_in_limit) === 1,
         };
-  const workspace =
-    key.workspace_id === null
-      ? []
-      : (await listWorkspaceBudgets(db, key.organization_id, key.workspace_id)).map((b) => ({
-          limit_micros: b.limit_micros,
-          reset_interval: b.reset_interval as BudgetInterval,
-          include_byok: b.include_byok_in_budgets === 1,
-        }));
+  const workspace = workspaceBudgets.map((b) => ({
+    limit_micros: b.limit_micros,
+    reset_interval: b.reset_interval as BudgetInterval,
+    include_byok: b.include_byok_in_budgets === 1,
+  }));
   return { key_limit: keyLimit, workspace };
 }
 
 /**
- * A key's guardrails and effective policy with every budget layer that counts it, read now (no
- * cache; disabled keys too): for presenting keys, where the gateway uses resolveKeyPolicy.
+ * Keys' guardrails and effective policies, each with every budget layer that counts it, read now
+ * (no cache; disabled keys too), in the order of `keys`. The reads are one query per kind of row
+ * (key and member assignments, guardrails, workspace budgets) whatever the number of keys, so a page
+ * of keys costs what one key does. Keys of one organization.
  */
+export async function loadKeyPolicies(
+  deps: ServiceDeps,
+  organizationId: string,
+  keys: readonly KeyRecord[],
+  db: Executor = deps.db,
+): Promise<KeyPolicy[]> {
+  const governed = keys.flatMap((key) =>
+    key.workspace_id === null ? [] : [{ key, workspaceId: key.workspace_id }],
+  );
+  const memberOf = (key: KeyRecord, workspaceId: string) =>
+    key.member_user_id ? { userId: key.member_user_id, workspaceId } : null;
+  const assigned = await findKeysGuardrailIds(
+    db,
+    organizationId,
+    governed.map(({ key, workspaceId }) => ({ hash: key.hash, member: memberOf(key, workspaceId) })),
+  );
+  /** Each governed key's layers and the guardrail each names, in layer order (docs/behaviour.md#layers). */
+  const wanted = governed.map(({ key, workspaceId }) => {
+    const layers: [AppliedGuardrail["layer"], string | undefined][] = [
+      ["workspace_default", workspaceDefaultGuardrailId(workspaceId)],
+      [
+        "member",
+        key.member_user_id ? assigned.byMember.get(memberSlot(workspaceId, key.member_user_id)) : undefined,
+      ],
+      ["key", assigned.byKey.get(key.hash)],
+    ];
+    return { key, layers };
+  });
+  const guardrails = await findGuardrails(
+    db,
+    organizationId,
+    wanted.flatMap(({ layers }) => layers.flatMap(([, id]) => (id === undefined ? [] : [id]))),
+  );
+  const budgets = await listBudgetsOfWorkspaces(
+    db,
+    organizationId,
+    governed.map(({ workspaceId }) => workspaceId),
+  );
+  const appliedByKey = new Map<string, AppliedGuardrail[]>();
+  for (const { key, layers } of wanted) {
+    const applied: AppliedGuardrail[] = [];
+    for (const [layer, id] of layers) {
+      const guardrail = id === undefined ? undefined : guardrails.get(id);
+      // The workspace default applies only once materialized (docs/behaviour.md#layers).
+      if (guardrail) applied.push({ layer, guardrail });
+    }
+    appliedByKey.set(key.hash, applied);
+  }
+  return keys.map((key) => {
+    const applied = appliedByKey.get(key.hash) ?? [];
+    const own = ownBudgetsOf(key, key.workspace_id === null ? [] : (budgets.get(key.workspace_id) ?? []));
+    return {
+      key,
+      applied,
+      policy: combinePolicies(applied, deps.catalog.familyIds(), key.member_user_id !== null, own),
+    };
+  });
+}
+
+/** One key's guardrails and effective policy, read now: loadKeyPolicies for one key. */
 export async function loadKeyPolicy(
   deps: ServiceDeps,
   key: KeyRecord,
   db: Executor = deps.db,
 ): Promise<KeyPolicy> {
-  const applied = await loadApplied(deps, key, db);
-  const own = await loadOwnBudgets(deps, key, db);
-  return {
-    key,
-    applied,
-    policy: combinePolicies(applied, deps.catalog.familyIds(), key.member_user_id !== null, own),
-  };
+  const [loaded] = await loadKeyPolicies(deps, key.organization_id, [key], db);
+  if (!loaded) throw new Error("a key loaded is a key with a policy");
+  return loaded;
 }
 
 /**

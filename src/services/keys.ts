@@ -22,9 +22,9 @@ import {
 import { findMember } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
 import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
-import { loadKeyPolicy } from "./effective-policy.js";
+import { loadKeyPolicies } from "./effective-policy.js";
 import { type KeyUsage, NO_USAGE } from "./key-usage.js";
-import { readSubjectSpend, type SubjectBudget, type SubjectSpend } from "./read-subject-spend.js";
+import { readKeysSpend, type SubjectSpend } from "./read-subject-spend.js";
 import { seedBudgetCounter } from "./seed-budget-counter.js";
 import { resolveTargetWorkspace } from "./workspaces.js";
 
@@ -213,33 +213,71 @@ export function presentKey(k: KeyRecord, spend?: SubjectSpend) {
 }
 
 /**
- * A key's usage per window and the state of every budget layer that counts it (the guardrails', its
- * own limit, its workspace's), read with the same generic function as a member's (in `db`: a
- * transaction, when inside one).
+ * Keys' usage per window and the state of every budget layer that counts each (the guardrails', its
+ * own limit, its workspace's), read with the same generic functions as a member's, in the order of
+ * `keys` (in `db`: a transaction, when inside one). Each organization's keys are read together, in
+ * chunks of KEYS_READ_TOGETHER: a fixed number of queries per chunk, not per key.
  */
+export async function readKeysSpendOf(
+  deps: ServiceDeps,
+  keys: readonly KeyRecord[],
+  db: Executor = deps.db,
+): Promise<SubjectSpend[]> {
+  const now = deps.now();
+  const out = new Map<KeyRecord, SubjectSpend>();
+  const byOrganization = new Map<string, KeyRecord[]>();
+  for (const key of keys) {
+    const list = byOrganization.get(key.organization_id);
+    if (list) list.push(key);
+    else byOrganization.set(key.organization_id, [key]);
+  }
+  for (const [organizationId, ofOrganization] of byOrganization) {
+    for (let from = 0; from < ofOrganization.length; from += KEYS_READ_TOGETHER) {
+      const chunk = ofOrganization.slice(from, from + KEYS_READ_TOGETHER);
+      const policies = await loadKeyPolicies(deps, organizationId, chunk, db);
+      const spends = await readKeysSpend(
+        deps,
+        organizationId,
+        policies.map(({ key, policy }) => ({
+          hash: key.hash,
+          budgets: policy.budgets.map((layer) => ({
+            guardrail_id: layer.guardrail_id,
+            layer: layer.layer,
+            workspace_id: key.workspace_id,
+            scope: layer.scope,
+            subject: counterSubject(key, layer.scope),
+            limit_micros: layer.limit_micros,
+            reset_interval: layer.reset_interval,
+          })),
+        })),
+        now,
+        db,
+      );
+      chunk.forEach((key, i) => {
+        const spend = spends[i];
+        if (spend) out.set(key, spend);
+      });
+    }
+  }
+  return keys.map((key) => {
+    const spend = out.get(key);
+    if (!spend) throw new Error("every key asked for has its spend");
+    return spend;
+  });
+}
+
+/** How many keys are read with one set of queries (bounds the parameters of each). */
+const KEYS_READ_TOGETHER = 100;
+
+/** One key's usage and budgets: readKeysSpendOf for one key. */
 export async function readKeySpend(
   deps: ServiceDeps,
   key: KeyRecord,
   db: Executor = deps.db,
 ): Promise<SubjectSpend> {
-  const { policy } = await loadKeyPolicy(deps, key, db);
-  const budgets: SubjectBudget[] = policy.budgets.map((layer) => ({
-    guardrail_id: layer.guardrail_id,
-    layer: layer.layer,
-    workspace_id: key.workspace_id,
-    scope: layer.scope,
-    subject: counterSubject(key, layer.scope),
-    limit_micros: layer.limit_micros,
-    reset_interval: layer.reset_interval,
-  }));
-  return readSubjectSpend(
-    deps,
-    key.organization_id,
-    { kind: "key", hash: key.hash },
-    budgets,
-    deps.now(),
-    db,
-  );
+  const [spend] = await readKeysSpendOf(deps, [key], db);
+  if (!spend) throw new Error("a key read is a key with spend");
+  return spend;
 }
 
 /** The audit log's record of a key: what identifies and governs it, not its spend. */
@@ -264,10 +302,8 @@ export async function presentKeys(
   deps: ServiceDeps,
   keys: readonly KeyRecord[],
 ): Promise<ReturnType<typeof presentKey>[]> {
-  const out: ReturnType<typeof presentKey>[] = [];
-  // One key at a time: each reads its own layers (guardrails, its limit, its workspace's budgets).
-  for (const k of keys) out.push(presentKey(k, await readKeySpend(deps, k)));
-  return out;
+  const spends = await readKeysSpendOf(deps, keys);
+  return keys.map((k, i) => presentKey(k, spends[i]));
 }
 
 export async function listKeys(

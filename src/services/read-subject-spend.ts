@@ -6,9 +6,9 @@ import { type BudgetLayerKind, type BudgetScope, counterIdOf } from "../domain/p
 import { findMemberGuardrailId } from "../storage/assignment-repo.js";
 import { findGuardrail } from "../storage/guardrail-repo.js";
 import type { Executor } from "../storage/schema.js";
-import { sumSubjectSpend } from "../storage/usage-repo.js";
+import { type SubjectSpendMicros, sumKeysSpend, sumSubjectSpend } from "../storage/usage-repo.js";
 import type { ServiceDeps } from "./context.js";
-import { type CounterKey, readBudgetCounters } from "./read-budget-counters.js";
+import { type CounterKey, type CounterUsage, readBudgetCounters } from "./read-budget-counters.js";
 
 /** Whose spend: one inference key, or a member (all the member's keys). */
 export type SpendSubject = { kind: "key"; hash: string } | { kind: "member"; userId: string };
@@ -60,37 +60,33 @@ export interface BudgetState {
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
-/**
- * A subject's current spend per UTC window (daily, weekly from Monday, monthly from the 1st: the
- * budget windows) from the daily rollup, and the state of each budget in `budgets` from its counter.
- * Generic over keys and members so that each object that carries usage reads it the same way.
- */
-export async function readSubjectSpend(
-  deps: ServiceDeps,
-  organizationId: string,
-  subject: SpendSubject,
-  budgets: readonly SubjectBudget[],
-  now: Date,
-  db: Executor = deps.db,
-): Promise<SubjectSpend> {
-  const spend = await sumSubjectSpend(
-    db,
-    organizationId,
-    subject.kind === "key" ? { key_hash: subject.hash } : { member_user_id: subject.userId },
-    {
-      daily: day(budgetWindow("daily", now).start),
-      weekly: day(budgetWindow("weekly", now).start),
-      monthly: day(budgetWindow("monthly", now).start),
-    },
-  );
-  const counters: CounterKey[] = budgets.map((b) => ({
+/** The first day of each spend window that contains `now`. */
+function windowDays(now: Date) {
+  return {
+    daily: day(budgetWindow("daily", now).start),
+    weekly: day(budgetWindow("weekly", now).start),
+    monthly: day(budgetWindow("monthly", now).start),
+  };
+}
+
+/** The counter each budget charges in the window that contains `now`. */
+function countersOf(budgets: readonly SubjectBudget[], now: Date): CounterKey[] {
+  return budgets.map((b) => ({
     guardrail_id: counterIdOf(b),
     scope: b.scope,
     subject: b.subject,
     reset_interval: b.reset_interval,
     window_start: budgetWindow(b.reset_interval, now).start.toISOString(),
   }));
-  const usage = await readBudgetCounters({ db, spend: deps.spend }, organizationId, counters);
+}
+
+/** The subject's spend and budgets, from its sums and its budgets' counters (in the budgets' order). */
+function subjectSpendOf(
+  spend: SubjectSpendMicros,
+  budgets: readonly SubjectBudget[],
+  usage: readonly CounterUsage[],
+  now: Date,
+): SubjectSpend {
   const states = budgets.map((b, i) => {
     const spent = usage[i]?.spent_micros ?? 0;
     const reserved = usage[i]?.reserved_micros ?? 0;
@@ -125,6 +121,58 @@ export async function readSubjectSpend(
     limit_reset: tightest && tightest.reset_interval !== "lifetime" ? tightest.reset_interval : null,
     budgets: states,
   };
+}
+
+/**
+ * A subject's current spend per UTC window (daily, weekly from Monday, monthly from the 1st: the
+ * budget windows) from the daily rollup, and the state of each budget in `budgets` from its counter.
+ * Generic over keys and members so that each object that carries usage reads it the same way.
+ */
+export async function readSubjectSpend(
+  deps: ServiceDeps,
+  organizationId: string,
+  subject: SpendSubject,
+  budgets: readonly SubjectBudget[],
+  now: Date,
+  db: Executor = deps.db,
+): Promise<SubjectSpend> {
+  const spend = await sumSubjectSpend(
+    db,
+    organizationId,
+    subject.kind === "key" ? { key_hash: subject.hash } : { member_user_id: subject.userId },
+    windowDays(now),
+  );
+  const usage = await readBudgetCounters({ db, spend: deps.spend }, organizationId, countersOf(budgets, now));
+  return subjectSpendOf(spend, budgets, usage, now);
+}
+
+/**
+ * readSubjectSpend for many keys of one organization in two queries whatever their number (the
+ * rollup sums grouped by key, and every budget's counter), in the order of `keys`.
+ */
+export async function readKeysSpend(
+  deps: ServiceDeps,
+  organizationId: string,
+  keys: readonly { hash: string; budgets: readonly SubjectBudget[] }[],
+  now: Date,
+  db: Executor = deps.db,
+): Promise<SubjectSpend[]> {
+  const sums = await sumKeysSpend(
+    db,
+    organizationId,
+    keys.map((k) => k.hash),
+    windowDays(now),
+  );
+  const counters = keys.map((k) => countersOf(k.budgets, now));
+  const usage = await readBudgetCounters({ db, spend: deps.spend }, organizationId, counters.flat());
+  let at = 0;
+  return keys.map((k, i) => {
+    const mine = usage.slice(at, at + (counters[i]?.length ?? 0));
+    at += mine.length;
+    const spend = sums.get(k.hash);
+    if (!spend) throw new Error("every key asked for has its sums");
+    return subjectSpendOf(spend, k.budgets, mine, now);
+  });
 }
 
 /**

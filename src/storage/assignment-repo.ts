@@ -118,30 +118,44 @@ export async function listMemberAssignments(
   return { items, total: Number(count.n) };
 }
 
-/** The guardrail ids that apply to a key through its own and its member's assignment. */
-export async function findKeyGuardrailIds(
+/**
+ * The guardrails assigned to each of `keys` and to each key's member in the key's workspace, in
+ * two queries whatever the number of keys: by key hash, and by `<workspace id>:<user id>`.
+ */
+export async function findKeysGuardrailIds(
   db: Executor,
   organizationId: string,
-  keyHash: string,
-  member: { userId: string; workspaceId: string } | null,
-): Promise<{ key?: string; member?: string }> {
-  const k = await db
+  keys: readonly { hash: string; member: { userId: string; workspaceId: string } | null }[],
+): Promise<{ byKey: Map<string, string>; byMember: Map<string, string> }> {
+  const byKey = new Map<string, string>();
+  const byMember = new Map<string, string>();
+  if (keys.length === 0) return { byKey, byMember };
+  const keyRows = await db
     .selectFrom("key_assignments")
-    .select("guardrail_id")
+    .select(["key_hash", "guardrail_id"])
     .where("organization_id", "=", organizationId)
-    .where("key_hash", "=", keyHash)
-    .executeTakeFirst();
-  const m = member
-    ? await db
-        .selectFrom("member_assignments")
-        .select("guardrail_id")
-        .where("organization_id", "=", organizationId)
-        .where("user_id", "=", member.userId)
-        .where("workspace_id", "=", member.workspaceId)
-        .executeTakeFirst()
-    : undefined;
-  return { ...(k ? { key: k.guardrail_id } : {}), ...(m ? { member: m.guardrail_id } : {}) };
+    .where(
+      "key_hash",
+      "in",
+      keys.map((k) => k.hash),
+    )
+    .execute();
+  for (const r of keyRows) byKey.set(r.key_hash, r.guardrail_id);
+  const users = [...new Set(keys.flatMap((k) => (k.member ? [k.member.userId] : [])))];
+  if (users.length > 0) {
+    const memberRows = await db
+      .selectFrom("member_assignments")
+      .select(["user_id", "workspace_id", "guardrail_id"])
+      .where("organization_id", "=", organizationId)
+      .where("user_id", "in", users)
+      .execute();
+    for (const r of memberRows) byMember.set(memberSlot(r.workspace_id, r.user_id), r.guardrail_id);
+  }
+  return { byKey, byMember };
 }
+
+/** A member's place in one workspace, as findKeysGuardrailIds names it. */
+export const memberSlot = (workspaceId: string, userId: string) => `${workspaceId}:${userId}`;
 
 /** The guardrail assigned to a member in one workspace, if any. */
 export async function findMemberGuardrailId(

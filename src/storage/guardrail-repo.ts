@@ -94,6 +94,24 @@ export async function findGuardrail(
   return row ? rowToGuardrail(row) : undefined;
 }
 
+/** The organization's guardrails among `ids`, by id (one query; unknown ids are left out). */
+export async function findGuardrails(
+  db: Executor,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Map<string, Guardrail>> {
+  const found = new Map<string, Guardrail>();
+  if (ids.length === 0) return found;
+  const rows = await db
+    .selectFrom("guardrails")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", [...new Set(ids)])
+    .execute();
+  for (const row of rows) found.set(row.id, rowToGuardrail(row as GuardrailTable));
+  return found;
+}
+
 export async function listGuardrails(
   db: Executor,
   organizationId: string,

@@ -117,20 +117,49 @@ export async function sumSubjectSpend(
     "key_hash" in subject
       ? sql`key_hash = ${subject.key_hash}`
       : sql`member_user_id = ${subject.member_user_id}`;
+  const result = await sql<SpendSums>`
+    select ${spendSums(since)}
+      from spend_rollup where organization_id = ${organizationId} and guardrail_id = '' and ${who}`.execute(
+    db,
+  );
+  return spendMicros(result.rows[0]);
+}
+
+/** sumSubjectSpend for each of `keyHashes` in one query, by key hash (zero for a key with no spend). */
+export async function sumKeysSpend(
+  db: Executor,
+  organizationId: string,
+  keyHashes: readonly string[],
+  since: { daily: string; weekly: string; monthly: string },
+): Promise<Map<string, SubjectSpendMicros>> {
+  const byKey = new Map<string, SubjectSpendMicros>();
+  if (keyHashes.length === 0) return byKey;
+  const result = await sql<SpendSums & { key_hash: string }>`
+    select key_hash, ${spendSums(since)}
+      from spend_rollup where organization_id = ${organizationId} and guardrail_id = ''
+       and key_hash in (${sql.join([...new Set(keyHashes)])})
+     group by key_hash`.execute(db);
+  for (const row of result.rows) byKey.set(row.key_hash, spendMicros(row));
+  for (const hash of keyHashes) if (!byKey.has(hash)) byKey.set(hash, spendMicros(undefined));
+  return byKey;
+}
+
+type SpendSums = Record<string, string | number | bigint | null>;
+
+/** The eight sums of SubjectSpendMicros, as select columns. */
+function spendSums(since: { daily: string; weekly: string; monthly: string }) {
   const part = (byok: 0 | 1, from?: string) =>
     from === undefined
       ? sql`sum(case when byok = ${byok} then cost_micros else 0 end)`
       : sql`sum(case when byok = ${byok} and day >= ${from} then cost_micros else 0 end)`;
-  const result = await sql<Record<string, string | number | bigint | null>>`
-    select ${part(0)} as total, ${part(0, since.daily)} as daily, ${part(0, since.weekly)} as weekly,
+  return sql`${part(0)} as total, ${part(0, since.daily)} as daily, ${part(0, since.weekly)} as weekly,
            ${part(0, since.monthly)} as monthly, ${part(1)} as byok_total,
            ${part(1, since.daily)} as byok_daily, ${part(1, since.weekly)} as byok_weekly,
-           ${part(1, since.monthly)} as byok_monthly
-      from spend_rollup where organization_id = ${organizationId} and guardrail_id = '' and ${who}`.execute(
-    db,
-  );
-  const row = result.rows[0] ?? {};
-  const n = (k: string) => Number(row[k] ?? 0);
+           ${part(1, since.monthly)} as byok_monthly`;
+}
+
+function spendMicros(row: SpendSums | undefined): SubjectSpendMicros {
+  const n = (k: string) => Number(row?.[k] ?? 0);
   return {
     total: n("total"),
     daily: n("daily"),
