@@ -51,12 +51,10 @@ export async function loadKeyPolicies(
   const governed = keys.flatMap((key) =>
     key.workspace_id === null ? [] : [{ key, workspaceId: key.workspace_id }],
   );
-  const memberOf = (key: KeyRecord, workspaceId: string) =>
-    key.member_user_id ? { userId: key.member_user_id, workspaceId } : null;
   const assigned = await findKeysGuardrailIds(
     db,
     organizationId,
-    governed.map(({ key, workspaceId }) => ({ hash: key.hash, member: memberOf(key, workspaceId) })),
+    governed.map(({ key }) => ({ hash: key.hash, memberUserId: key.member_user_id })),
   );
   /** Each governed key's layers and the guardrail each names, in layer order (docs/behaviour.md#layers). */
   const wanted = governed.map(({ key, workspaceId }) => {

@@ -24,7 +24,7 @@ import type { Executor } from "../storage/schema.js";
 import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
 import { loadKeyPolicies } from "./effective-policy.js";
 import { type KeyUsage, NO_USAGE } from "./key-usage.js";
-import { readKeysSpend, type SubjectSpend } from "./read-subject-spend.js";
+import { readSubjectsSpend, type SubjectSpend } from "./read-subject-spend.js";
 import { seedBudgetCounter } from "./seed-budget-counter.js";
 import { resolveTargetWorkspace } from "./workspaces.js";
 
@@ -235,11 +235,12 @@ export async function readKeysSpendOf(
     for (let from = 0; from < ofOrganization.length; from += KEYS_READ_TOGETHER) {
       const chunk = ofOrganization.slice(from, from + KEYS_READ_TOGETHER);
       const policies = await loadKeyPolicies(deps, organizationId, chunk, db);
-      const spends = await readKeysSpend(
+      const spends = await readSubjectsSpend(
         deps,
         organizationId,
+        "key_hash",
         policies.map(({ key, policy }) => ({
-          hash: key.hash,
+          id: key.hash,
           budgets: policy.budgets.map((layer) => ({
             guardrail_id: layer.guardrail_id,
             layer: layer.layer,

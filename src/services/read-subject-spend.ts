@@ -1,17 +1,14 @@
 import { type BudgetInterval, budgetWindow } from "../domain/budget-window.js";
-import type { Guardrail, ResetInterval } from "../domain/guardrail.js";
+import type { ResetInterval } from "../domain/guardrail.js";
 import { workspaceDefaultGuardrailId } from "../domain/ids.js";
 import { microsToUsd } from "../domain/money.js";
 import { type BudgetLayerKind, type BudgetScope, counterIdOf } from "../domain/policy.js";
-import { findMemberGuardrailId } from "../storage/assignment-repo.js";
-import { findGuardrail } from "../storage/guardrail-repo.js";
+import { findMembersGuardrailIds, memberSlot } from "../storage/assignment-repo.js";
+import { findGuardrails } from "../storage/guardrail-repo.js";
 import type { Executor } from "../storage/schema.js";
-import { type SubjectSpendMicros, sumKeysSpend, sumSubjectSpend } from "../storage/usage-repo.js";
+import { type SubjectSpendMicros, sumSubjectsSpend } from "../storage/usage-repo.js";
 import type { ServiceDeps } from "./context.js";
 import { type CounterKey, type CounterUsage, readBudgetCounters } from "./read-budget-counters.js";
-
-/** Whose spend: one inference key, or a member (all the member's keys). */
-export type SpendSubject = { kind: "key"; hash: string } | { kind: "member"; userId: string };
 
 /** A budget that counts the subject, with its current window (as a counter the gateway writes). */
 export interface SubjectBudget {
@@ -124,103 +121,124 @@ function subjectSpendOf(
 }
 
 /**
- * A subject's current spend per UTC window (daily, weekly from Monday, monthly from the 1st: the
- * budget windows) from the daily rollup, and the state of each budget in `budgets` from its counter.
- * Generic over keys and members so that each object that carries usage reads it the same way.
+ * Subjects' current spend per UTC window (daily, weekly from Monday, monthly from the 1st: the
+ * budget windows) from the daily rollup, and the state of each of their budgets from its counter, in
+ * the order of `subjects`. Generic over keys (`key_hash`) and members (`member_user_id`), so that
+ * each object that carries usage reads it the same way; two queries whatever the number of subjects
+ * (the rollup sums grouped by subject, and every budget's counter).
  */
-export async function readSubjectSpend(
+export async function readSubjectsSpend(
   deps: ServiceDeps,
   organizationId: string,
-  subject: SpendSubject,
-  budgets: readonly SubjectBudget[],
-  now: Date,
-  db: Executor = deps.db,
-): Promise<SubjectSpend> {
-  const spend = await sumSubjectSpend(
-    db,
-    organizationId,
-    subject.kind === "key" ? { key_hash: subject.hash } : { member_user_id: subject.userId },
-    windowDays(now),
-  );
-  const usage = await readBudgetCounters({ db, spend: deps.spend }, organizationId, countersOf(budgets, now));
-  return subjectSpendOf(spend, budgets, usage, now);
-}
-
-/**
- * readSubjectSpend for many keys of one organization in two queries whatever their number (the
- * rollup sums grouped by key, and every budget's counter), in the order of `keys`.
- */
-export async function readKeysSpend(
-  deps: ServiceDeps,
-  organizationId: string,
-  keys: readonly { hash: string; budgets: readonly SubjectBudget[] }[],
+  column: "key_hash" | "member_user_id",
+  subjects: readonly { id: string; budgets: readonly SubjectBudget[] }[],
   now: Date,
   db: Executor = deps.db,
 ): Promise<SubjectSpend[]> {
-  const sums = await sumKeysSpend(
+  const sums = await sumSubjectsSpend(
     db,
     organizationId,
-    keys.map((k) => k.hash),
+    column,
+    subjects.map((s) => s.id),
     windowDays(now),
   );
-  const counters = keys.map((k) => countersOf(k.budgets, now));
+  const counters = subjects.map((s) => countersOf(s.budgets, now));
   const usage = await readBudgetCounters({ db, spend: deps.spend }, organizationId, counters.flat());
   let at = 0;
-  return keys.map((k, i) => {
+  return subjects.map((s, i) => {
     const mine = usage.slice(at, at + (counters[i]?.length ?? 0));
     at += mine.length;
-    const spend = sums.get(k.hash);
-    if (!spend) throw new Error("every key asked for has its sums");
-    return subjectSpendOf(spend, k.budgets, mine, now);
+    const spend = sums.get(s.id);
+    if (!spend) throw new Error("every subject asked for has its sums");
+    return subjectSpendOf(spend, s.budgets, mine, now);
   });
 }
 
-/**
- * A member's budgets (docs/behaviour.md#budget-scopes): in each of the member's workspaces, the member's guardrail there
- * and the workspace default guardrail, each counting all the member's keys in that workspace.
- */
-export async function memberBudgets(
-  deps: ServiceDeps,
-  organizationId: string,
-  userId: string,
-  workspaceIds: readonly string[],
-  db: Executor = deps.db,
-): Promise<SubjectBudget[]> {
-  const out: SubjectBudget[] = [];
-  for (const workspaceId of workspaceIds) {
-    const assigned = await findMemberGuardrailId(db, organizationId, userId, workspaceId);
-    const ids = [workspaceDefaultGuardrailId(workspaceId), assigned];
-    for (const id of ids) {
-      if (id === undefined) continue;
-      const g: Guardrail | undefined = await findGuardrail(db, organizationId, id);
-      if (!g || g.limit_micros === null || g.reset_interval === null) continue;
-      out.push({
-        guardrail_id: g.id,
-        layer: id === assigned ? "member" : "workspace_default",
-        workspace_id: workspaceId,
-        scope: "member",
-        subject: `${workspaceId}:${userId}`,
-        limit_micros: g.limit_micros,
-        reset_interval: g.reset_interval,
-      });
-    }
-  }
-  return out;
+/** What readMembersSpend needs of a member. */
+export interface SpendingMember {
+  organization_id: string;
+  user_id: string;
+  workspace_ids: readonly string[];
 }
 
-/** A member's spend per window and budgets, for the member object (in `db`: a transaction, when inside one). */
-export async function readMemberSpend(
+/**
+ * Members' budgets (docs/behaviour.md#budget-scopes): in each of a member's workspaces, the member's
+ * guardrail there and the workspace default guardrail, each counting all the member's keys in that
+ * workspace. Two queries whatever the number of members.
+ */
+async function membersBudgets(
+  db: Executor,
+  organizationId: string,
+  members: readonly SpendingMember[],
+): Promise<SubjectBudget[][]> {
+  const assigned = await findMembersGuardrailIds(
+    db,
+    organizationId,
+    members.map((m) => m.user_id),
+  );
+  const wanted = members.map((m) =>
+    m.workspace_ids.map((workspaceId) => ({
+      workspaceId,
+      ids: [workspaceDefaultGuardrailId(workspaceId), assigned.get(memberSlot(workspaceId, m.user_id))],
+    })),
+  );
+  const guardrails = await findGuardrails(
+    db,
+    organizationId,
+    wanted.flat().flatMap(({ ids }) => ids.filter((id) => id !== undefined)),
+  );
+  return members.map((m, i) =>
+    (wanted[i] ?? []).flatMap(({ workspaceId, ids: [defaultId, assignedId] }) =>
+      [defaultId, assignedId].flatMap((id): SubjectBudget[] => {
+        const g = id === undefined ? undefined : guardrails.get(id);
+        if (!g || g.limit_micros === null || g.reset_interval === null) return [];
+        return [
+          {
+            guardrail_id: g.id,
+            layer: id === assignedId ? "member" : "workspace_default",
+            workspace_id: workspaceId,
+            scope: "member",
+            subject: `${workspaceId}:${m.user_id}`,
+            limit_micros: g.limit_micros,
+            reset_interval: g.reset_interval,
+          },
+        ];
+      }),
+    ),
+  );
+}
+
+/**
+ * Members' spend per window and budgets, for the member object, in the order of `members` (in `db`:
+ * a transaction, when inside one). Members of one organization; four queries whatever their number.
+ */
+export async function readMembersSpend(
   deps: ServiceDeps,
-  member: { organization_id: string; user_id: string; workspace_ids: readonly string[] },
+  members: readonly SpendingMember[],
   db: Executor = deps.db,
-): Promise<SubjectSpend> {
-  const budgets = await memberBudgets(deps, member.organization_id, member.user_id, member.workspace_ids, db);
-  return readSubjectSpend(
+): Promise<SubjectSpend[]> {
+  const organizationId = members[0]?.organization_id;
+  if (organizationId === undefined) return [];
+  if (members.some((m) => m.organization_id !== organizationId))
+    throw new Error("members of one organization are read together");
+  const budgets = await membersBudgets(db, organizationId, members);
+  return readSubjectsSpend(
     deps,
-    member.organization_id,
-    { kind: "member", userId: member.user_id },
-    budgets,
+    organizationId,
+    "member_user_id",
+    members.map((m, i) => ({ id: m.user_id, budgets: budgets[i] ?? [] })),
     deps.now(),
     db,
   );
+}
+
+/** One member's spend and budgets: readMembersSpend for one member. */
+export async function readMemberSpend(
+  deps: ServiceDeps,
+  member: SpendingMember,
+  db: Executor = deps.db,
+): Promise<SubjectSpend> {
+  const [spend] = await readMembersSpend(deps, [member], db);
+  if (!spend) throw new Error("a member read is a member with spend");
+  return spend;
 }

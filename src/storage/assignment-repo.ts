@@ -119,17 +119,16 @@ export async function listMemberAssignments(
 }
 
 /**
- * The guardrails assigned to each of `keys` and to each key's member in the key's workspace, in
- * two queries whatever the number of keys: by key hash, and by `<workspace id>:<user id>`.
+ * The guardrails assigned to each of `keys` and to the keys' members, in two queries whatever the
+ * number of keys: by key hash, and by memberSlot.
  */
 export async function findKeysGuardrailIds(
   db: Executor,
   organizationId: string,
-  keys: readonly { hash: string; member: { userId: string; workspaceId: string } | null }[],
+  keys: readonly { hash: string; memberUserId: string | null }[],
 ): Promise<{ byKey: Map<string, string>; byMember: Map<string, string> }> {
   const byKey = new Map<string, string>();
-  const byMember = new Map<string, string>();
-  if (keys.length === 0) return { byKey, byMember };
+  if (keys.length === 0) return { byKey, byMember: new Map() };
   const keyRows = await db
     .selectFrom("key_assignments")
     .select(["key_hash", "guardrail_id"])
@@ -141,35 +140,31 @@ export async function findKeysGuardrailIds(
     )
     .execute();
   for (const r of keyRows) byKey.set(r.key_hash, r.guardrail_id);
-  const users = [...new Set(keys.flatMap((k) => (k.member ? [k.member.userId] : [])))];
-  if (users.length > 0) {
-    const memberRows = await db
-      .selectFrom("member_assignments")
-      .select(["user_id", "workspace_id", "guardrail_id"])
-      .where("organization_id", "=", organizationId)
-      .where("user_id", "in", users)
-      .execute();
-    for (const r of memberRows) byMember.set(memberSlot(r.workspace_id, r.user_id), r.guardrail_id);
-  }
+  const byMember = await findMembersGuardrailIds(
+    db,
+    organizationId,
+    keys.flatMap((k) => (k.memberUserId === null ? [] : [k.memberUserId])),
+  );
   return { byKey, byMember };
 }
 
 /** A member's place in one workspace, as findKeysGuardrailIds names it. */
 export const memberSlot = (workspaceId: string, userId: string) => `${workspaceId}:${userId}`;
 
-/** The guardrail assigned to a member in one workspace, if any. */
-export async function findMemberGuardrailId(
+/** The guardrails assigned to each of `userIds` in each workspace, by memberSlot (one query). */
+export async function findMembersGuardrailIds(
   db: Executor,
   organizationId: string,
-  userId: string,
-  workspaceId: string,
-): Promise<string | undefined> {
-  const row = await db
+  userIds: readonly string[],
+): Promise<Map<string, string>> {
+  const bySlot = new Map<string, string>();
+  if (userIds.length === 0) return bySlot;
+  const rows = await db
     .selectFrom("member_assignments")
-    .select("guardrail_id")
+    .select(["user_id", "workspace_id", "guardrail_id"])
     .where("organization_id", "=", organizationId)
-    .where("user_id", "=", userId)
-    .where("workspace_id", "=", workspaceId)
-    .executeTakeFirst();
-  return row?.guardrail_id;
+    .where("user_id", "in", [...new Set(userIds)])
+    .execute();
+  for (const r of rows) bySlot.set(memberSlot(r.workspace_id, r.user_id), r.guardrail_id);
+  return bySlot;
 }

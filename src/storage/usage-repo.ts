@@ -104,44 +104,27 @@ export interface SubjectSpendMicros {
 }
 
 /**
- * Sums the rollup rows that count each request once (guardrail_id '') of a key or of a member (all
- * of the member's keys), bring-your-own-key apart, over all time and from each window's first day.
+ * Sums the rollup rows that count each request once (guardrail_id '') of each of several keys
+ * (`key_hash`) or members (`member_user_id`: all of a member's keys), bring-your-own-key apart, over
+ * all time and from each window's first day, in one query; by subject, zero for one with no spend.
  */
-export async function sumSubjectSpend(
+export async function sumSubjectsSpend(
   db: Executor,
   organizationId: string,
-  subject: { key_hash: string } | { member_user_id: string },
-  since: { daily: string; weekly: string; monthly: string },
-): Promise<SubjectSpendMicros> {
-  const who =
-    "key_hash" in subject
-      ? sql`key_hash = ${subject.key_hash}`
-      : sql`member_user_id = ${subject.member_user_id}`;
-  const result = await sql<SpendSums>`
-    select ${spendSums(since)}
-      from spend_rollup where organization_id = ${organizationId} and guardrail_id = '' and ${who}`.execute(
-    db,
-  );
-  return spendMicros(result.rows[0]);
-}
-
-/** sumSubjectSpend for each of `keyHashes` in one query, by key hash (zero for a key with no spend). */
-export async function sumKeysSpend(
-  db: Executor,
-  organizationId: string,
-  keyHashes: readonly string[],
+  column: "key_hash" | "member_user_id",
+  subjects: readonly string[],
   since: { daily: string; weekly: string; monthly: string },
 ): Promise<Map<string, SubjectSpendMicros>> {
-  const byKey = new Map<string, SubjectSpendMicros>();
-  if (keyHashes.length === 0) return byKey;
-  const result = await sql<SpendSums & { key_hash: string }>`
-    select key_hash, ${spendSums(since)}
+  const bySubject = new Map<string, SubjectSpendMicros>();
+  if (subjects.length === 0) return bySubject;
+  const result = await sql<SpendSums & { subject: string }>`
+    select ${sql.ref(column)} as subject, ${spendSums(since)}
       from spend_rollup where organization_id = ${organizationId} and guardrail_id = ''
-       and key_hash in (${sql.join([...new Set(keyHashes)])})
-     group by key_hash`.execute(db);
-  for (const row of result.rows) byKey.set(row.key_hash, spendMicros(row));
-  for (const hash of keyHashes) if (!byKey.has(hash)) byKey.set(hash, spendMicros(undefined));
-  return byKey;
+       and ${sql.ref(column)} in (${sql.join([...new Set(subjects)])})
+     group by ${sql.ref(column)}`.execute(db);
+  for (const row of result.rows) bySubject.set(row.subject, spendMicros(row));
+  for (const subject of subjects) if (!bySubject.has(subject)) bySubject.set(subject, spendMicros(undefined));
+  return bySubject;
 }
 
 type SpendSums = Record<string, string | number | bigint | null>;
