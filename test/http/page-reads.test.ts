@@ -25,6 +25,69 @@ function queryCounter(): { plugin: KyselyPlugin; count: () => number } {
   };
 }
 
+/** Records spend as the gateway settles it, for a key (and its member, if any). */
+async function recordSpend(
+  server: TestServer,
+  org: TestOrg,
+  spend: { key_hash: string; member_user_id?: string; cost_micros: number; byok: boolean },
+): Promise<void> {
+  await server.deps.spend.settle(
+    null,
+    0,
+    ledger(newId(), spend.cost_micros, {
+      organization_id: org.organizationId,
+      key_hash: spend.key_hash,
+      workspace_id: org.workspaceId,
+      member_user_id: spend.member_user_id ?? null,
+      byok: spend.byok ? 1 : 0,
+      created_at: new Date().toISOString(),
+    }),
+    [],
+  );
+}
+
+/**
+ * The whole list at `path` against each object read alone at `path/<id>`: equal, on a page that
+ * holds at least `spending` objects with spend and `kinds` different budget lists.
+ */
+async function assertListedAsAlone(
+  steps: ReturnType<typeof orgSteps>,
+  path: string,
+  idOf: (item: Record<string, unknown>) => string,
+  expected: { count: number; spending: number; kinds: number },
+): Promise<void> {
+  const page = await steps.list(path);
+  assert.equal(page.data.length, expected.count);
+  const spent = page.data.filter((o) => Number(o.usage) + Number(o.byok_usage) > 0);
+  assert.ok(spent.length >= expected.spending, `the page holds ${spent.length} objects with spend`);
+  const budgets = new Set(page.data.map((o) => JSON.stringify(o.budgets)));
+  assert.ok(budgets.size >= expected.kinds, `the objects differ in their budgets (${budgets.size} kinds)`);
+  for (const listed of page.data) {
+    const one = await steps.api.get(`${path}/${idOf(listed)}`);
+    assert.equal(one.status, 200);
+    assert.deepEqual(listed, one.body.data, idOf(listed));
+  }
+}
+
+/** The queries `read` runs for a few items and for all: equal, and more than none. */
+async function assertQueriesConstant<T>(
+  server: TestServer,
+  read: (deps: TestServer["deps"], items: readonly T[]) => Promise<unknown[]>,
+  few: readonly T[],
+  all: readonly T[],
+): Promise<void> {
+  const queriesFor = async (items: readonly T[]) => {
+    const counter = queryCounter();
+    const deps = { ...server.deps, db: server.deps.db.withPlugin(counter.plugin) };
+    assert.equal((await read(deps, items)).length, items.length);
+    return counter.count();
+  };
+  const forFew = await queriesFor(few);
+  const forAll = await queriesFor(all);
+  assert.ok(forFew > 0, "the counter sees the queries");
+  assert.equal(forAll, forFew, `${all.length} items took ${forAll} queries, ${few.length} took ${forFew}`);
+}
+
 describe(`a page of keys on ${TEST_DATABASE_KIND} (docs/api.md#key-lists)`, () => {
   let server: TestServer;
   let org: TestOrg;
@@ -66,57 +129,32 @@ describe(`a page of keys on ${TEST_DATABASE_KIND} (docs/api.md#key-lists)`, () =
       assignable.filter((_, i) => i % 3 === 1).map((k) => k.hash),
     );
     // Settled spend of different amounts on every other key, as the gateway records it.
-    const now = new Date().toISOString();
-    for (const [i, k] of keys.entries()) {
-      if (i % 2 === 1) continue;
-      await server.deps.spend.settle(
-        null,
-        0,
-        ledger(newId(), 10_000 * (i + 1), {
-          organization_id: org.organizationId,
+    for (const [i, k] of keys.entries())
+      if (i % 2 === 0)
+        await recordSpend(server, org, {
           key_hash: k.hash,
-          workspace_id: org.workspaceId,
-          byok: i % 4 === 0 ? 1 : 0,
-          created_at: now,
-        }),
-        [],
-      );
-    }
+          cost_micros: 10_000 * (i + 1),
+          byok: i % 4 === 0,
+        });
   });
   after(async () => server?.close());
 
   it("the list shows each key exactly as GET /keys/{hash} does: its own usage, budgets and limits (docs/api.md#key-lists)", async () => {
-    const page = await steps.list("/api/v1/keys");
-    assert.equal(page.data.length, keys.length);
-    const spent = page.data.filter((k) => Number(k.usage) + Number(k.byok_usage) > 0);
-    assert.ok(spent.length >= 5, "the page holds keys with spend recorded");
-    const budgets = new Set(page.data.map((k) => JSON.stringify(k.budgets)));
-    assert.ok(budgets.size >= 4, `the keys differ in their budgets (${budgets.size} kinds)`);
-    for (const listed of page.data) {
-      const one = await steps.api.get(`/api/v1/keys/${listed.hash}`);
-      assert.equal(one.status, 200);
-      assert.deepEqual(listed, one.body.data, `key ${listed.name}`);
-    }
+    await assertListedAsAlone(steps, "/api/v1/keys", (k) => String(k.hash), {
+      count: keys.length,
+      spending: 5,
+      kinds: 4,
+    });
   });
 
   it("a page is read in the same number of queries whatever the number of keys on it (docs/api.md#key-lists)", async () => {
     const all = (await listInferenceKeys(server.deps.db, org.organizationId, { offset: 0, limit: 100 }))
       .items;
-    const queriesFor = async (some: typeof all) => {
-      const counter = queryCounter();
-      const deps = { ...server.deps, db: server.deps.db.withPlugin(counter.plugin) };
-      const served = await presentServedKeys(deps, some);
-      assert.equal(served.length, some.length);
-      return counter.count();
-    };
     // Two keys that between them need every kind of read: a member's key and one of no member.
     const member = all.filter((k) => k.member_user_id !== null);
     const other = all.filter((k) => k.member_user_id === null).slice(0, 1);
     assert.equal(member.length + other.length, 2);
-    const few = await queriesFor([...member, ...other]);
-    const many = await queriesFor(all);
-    assert.ok(few > 0, "the counter sees the queries");
-    assert.equal(many, few, `${all.length} keys took ${many} queries, 2 keys ${few}`);
+    await assertQueriesConstant(server, presentServedKeys, [...member, ...other], all);
   });
 });
 
@@ -148,54 +186,30 @@ describe(`a page of members on ${TEST_DATABASE_KIND} (docs/api.md#member-lists)`
     await steps.assignMembers(small.id, ["ann", "cat"]);
     await steps.assignMembers(large.id, ["bob"]);
     await steps.assignMembers(there.id, ["ann", "eve"]);
-    const now = new Date().toISOString();
-    for (const [i, user_id] of users.entries()) {
-      if (i % 3 === 2) continue;
-      await server.deps.spend.settle(
-        null,
-        0,
-        ledger(newId(), 20_000 * (i + 1), {
-          organization_id: org.organizationId,
+    for (const [i, user_id] of users.entries())
+      if (i % 3 !== 2)
+        await recordSpend(server, org, {
           key_hash: `key-of-${user_id}`,
-          workspace_id: org.workspaceId,
           member_user_id: user_id,
-          byok: i % 4 === 1 ? 1 : 0,
-          created_at: now,
-        }),
-        [],
-      );
-    }
+          cost_micros: 20_000 * (i + 1),
+          byok: i % 4 === 1,
+        });
   });
   after(async () => server?.close());
 
   it("the list shows each member exactly as GET /members/{user_id} does: its own usage and budgets (docs/api.md#member-lists)", async () => {
-    const page = await steps.list("/api/v1/members");
-    assert.equal(page.data.length, users.length);
-    const spent = page.data.filter((m) => Number(m.usage) + Number(m.byok_usage) > 0);
-    assert.ok(spent.length >= 4, "the page holds members with spend recorded");
-    const budgets = new Set(page.data.map((m) => JSON.stringify(m.budgets)));
-    assert.ok(budgets.size >= 5, `the members differ in their budgets (${budgets.size} kinds)`);
-    for (const listed of page.data) {
-      const one = await steps.api.get(`/api/v1/members/${listed.user_id}`);
-      assert.equal(one.status, 200);
-      assert.deepEqual(listed, one.body.data, `member ${listed.user_id}`);
-    }
+    await assertListedAsAlone(steps, "/api/v1/members", (m) => String(m.user_id), {
+      count: users.length,
+      spending: 4,
+      kinds: 5,
+    });
   });
 
   it("a page is read in the same number of queries whatever the number of members on it (docs/api.md#member-lists)", async () => {
     const all = (await listMembers(server.deps.db, org.organizationId, { offset: 0, limit: 100 })).items;
     assert.equal(all.length, users.length);
-    const queriesFor = async (some: typeof all) => {
-      const counter = queryCounter();
-      const deps = { ...server.deps, db: server.deps.db.withPlugin(counter.plugin) };
-      const spends = await readMembersSpend(deps, some);
-      assert.equal(spends.length, some.length);
-      return counter.count();
-    };
     // Two members that between them need every kind of read: both have budgets.
-    const few = await queriesFor(all.filter((m) => m.user_id === "ann" || m.user_id === "bob"));
-    const many = await queriesFor(all);
-    assert.ok(few > 0, "the counter sees the queries");
-    assert.equal(many, few, `${all.length} members took ${many} queries, 2 members ${few}`);
+    const few = all.filter((m) => m.user_id === "ann" || m.user_id === "bob");
+    await assertQueriesConstant(server, readMembersSpend, few, all);
   });
 });
