@@ -23,8 +23,7 @@ import { findMember } from "../storage/member-repo.js";
 import type { Executor } from "../storage/schema.js";
 import { inTransaction, isoNow, type Principal, recordAudit, rowLock, type ServiceDeps } from "./context.js";
 import { loadKeyPolicies } from "./effective-policy.js";
-import { type KeyUsage, NO_USAGE } from "./key-usage.js";
-import { readSubjectsSpend, type SubjectSpend } from "./read-subject-spend.js";
+import { NO_USAGE, readSubjectsSpend, type SubjectSpend, type SubjectUsage } from "./read-subject-spend.js";
 import { seedBudgetCounter } from "./seed-budget-counter.js";
 import { resolveTargetWorkspace } from "./workspaces.js";
 
@@ -181,7 +180,7 @@ export function presentKey(k: KeyRecord, spend?: SubjectSpend) {
   const limit = keyLimitOf(k);
   const own = spend?.budgets.find((b) => b.layer === "key_limit");
   const spent = own ? Math.round(own.spent_usd * MICROS_PER_USD) : 0;
-  const usage: KeyUsage = spend
+  const usage: SubjectUsage = spend
     ? {
         usage: spend.usage,
         usage_daily: spend.usage_daily,

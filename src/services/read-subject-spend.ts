@@ -23,8 +23,13 @@ export interface SubjectBudget {
   reset_interval: BudgetInterval;
 }
 
-/** The fields of the reference service's key object, in USD: spend per window beside the limit. */
-export interface SubjectSpend {
+/**
+ * What a key or a member spent in USD, as the reference service reports it (docs/api.md#key-usage):
+ * `usage` on the service's own provider accounts, `byok_usage` on bring-your-own-key endpoints, all
+ * time and in the current UTC day, week and month (the budgets' calendar windows). Settled requests
+ * only: a request in flight counts once it settles.
+ */
+export interface SubjectUsage {
   usage: number;
   usage_daily: number;
   usage_weekly: number;
@@ -33,6 +38,10 @@ export interface SubjectSpend {
   byok_usage_daily: number;
   byok_usage_weekly: number;
   byok_usage_monthly: number;
+}
+
+/** The fields of the reference service's key object, in USD: spend per window beside the limit. */
+export interface SubjectSpend extends SubjectUsage {
   /** The tightest budget's limit (least left), or null without a budget. */
   limit: number | null;
   limit_remaining: number | null;
@@ -77,6 +86,47 @@ function countersOf(budgets: readonly SubjectBudget[], now: Date): CounterKey[] 
   }));
 }
 
+/** Spend sums in USD. */
+function usageOf(spend: SubjectSpendMicros): SubjectUsage {
+  return {
+    usage: microsToUsd(spend.total),
+    usage_daily: microsToUsd(spend.daily),
+    usage_weekly: microsToUsd(spend.weekly),
+    usage_monthly: microsToUsd(spend.monthly),
+    byok_usage: microsToUsd(spend.byok_total),
+    byok_usage_daily: microsToUsd(spend.byok_daily),
+    byok_usage_weekly: microsToUsd(spend.byok_weekly),
+    byok_usage_monthly: microsToUsd(spend.byok_monthly),
+  };
+}
+
+/** Usage of a subject that spent nothing (or is not read). */
+export const NO_USAGE: SubjectUsage = {
+  usage: 0,
+  usage_daily: 0,
+  usage_weekly: 0,
+  usage_monthly: 0,
+  byok_usage: 0,
+  byok_usage_daily: 0,
+  byok_usage_weekly: 0,
+  byok_usage_monthly: 0,
+};
+
+/**
+ * One key's usage alone, without its budgets (GET /api/v1/key reads those from its cached policy):
+ * the same sums as readSubjectsSpend, from the daily rollup.
+ */
+export async function readKeyUsage(
+  deps: ServiceDeps,
+  organizationId: string,
+  keyHash: string,
+  now: Date,
+): Promise<SubjectUsage> {
+  const sums = await sumSubjectsSpend(deps.db, organizationId, "key_hash", [keyHash], windowDays(now));
+  const spend = sums.get(keyHash);
+  return spend ? usageOf(spend) : NO_USAGE;
+}
+
 /** The subject's spend and budgets, from its sums and its budgets' counters (in the budgets' order). */
 function subjectSpendOf(
   spend: SubjectSpendMicros,
@@ -105,14 +155,7 @@ function subjectSpendOf(
     undefined,
   );
   return {
-    usage: microsToUsd(spend.total),
-    usage_daily: microsToUsd(spend.daily),
-    usage_weekly: microsToUsd(spend.weekly),
-    usage_monthly: microsToUsd(spend.monthly),
-    byok_usage: microsToUsd(spend.byok_total),
-    byok_usage_daily: microsToUsd(spend.byok_daily),
-    byok_usage_weekly: microsToUsd(spend.byok_weekly),
-    byok_usage_monthly: microsToUsd(spend.byok_monthly),
+    ...usageOf(spend),
     limit: tightest?.limit_usd ?? null,
     limit_remaining: tightest?.remaining_usd ?? null,
     limit_reset: tightest && tightest.reset_interval !== "lifetime" ? tightest.reset_interval : null,

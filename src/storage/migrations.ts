@@ -394,6 +394,29 @@ const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
         .execute();
     },
   },
+  "0010_usage_from_the_rollup": {
+    async up(db: AnyDb) {
+      // A key's or a member's usage is summed from the daily rollup, whose rows of one subject these
+      // indexes find without reading the organization's other rows. A rollup row is inserted once a
+      // day per key, model and provider and otherwise only its sums change, so they cost requests
+      // almost nothing.
+      await db.schema
+        .createIndex("spend_rollup_key")
+        .on("spend_rollup")
+        .columns(["organization_id", "key_hash", "day"])
+        .execute();
+      await db.schema
+        .createIndex("spend_rollup_member")
+        .on("spend_rollup")
+        .columns(["organization_id", "member_user_id", "day"])
+        .execute();
+      // Nothing reads the ledger by organization or key any more (it is the record each rollup row
+      // can be rebuilt from), and every settlement wrote both indexes: on SQLite two of the seven
+      // pages its commit wrote.
+      await db.schema.dropIndex("spend_ledger_key").execute();
+      await db.schema.dropIndex("spend_ledger_org").execute();
+    },
+  },
 });
 
 export async function migrateToLatest(db: AnyDb, dialect: Dialect): Promise<void> {

@@ -13,8 +13,8 @@ import {
   presentPolicy,
   resolveKeyPolicy,
 } from "../../services/effective-policy.js";
-import { NO_USAGE, readKeyUsage } from "../../services/key-usage.js";
 import { keyLimitOf } from "../../services/keys.js";
+import { readKeyUsage } from "../../services/read-subject-spend.js";
 import { principalOf } from "../auth.js";
 import { errorResponses } from "../schemas/common.js";
 import { asSent, CurrentKeyResponse } from "../schemas/responses.js";
@@ -51,7 +51,7 @@ export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): vo
       const now = deps.now();
       const usage = await readUsage(deps, key, policy, now);
       const statuses = budgetStatuses(policy, now, usage);
-      const spent = (await readKeyUsage(deps, key.organization_id, [key.hash], now)).get(key.hash);
+      const spent = await readKeyUsage(deps, key.organization_id, key.hash, now);
       return {
         data: {
           hash: key.hash,
@@ -67,7 +67,7 @@ export function currentKeyRoutes(parent: FastifyInstance, deps: ServiceDeps): vo
           is_provisioning_key: false,
           is_free_tier: false,
           ...presentKeyLimit(keyLimitOf(key), keyLimitSpent(statuses)),
-          ...(spent ?? NO_USAGE),
+          ...spent,
           rate_limit: { requests: -1, interval: "10s", note: "This field is deprecated and safe to ignore." },
           free_model_daily_requests: { limit: -1, remaining: -1, used: 0 },
           guardrails: applied.map((a) => ({ layer: a.layer, ...presentGuardrail(a.guardrail, families) })),
