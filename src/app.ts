@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { Ajv, type Options as AjvOptions } from "ajv";
@@ -16,8 +17,9 @@ import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/sca
 import type { Upstreams } from "./gateway/upstream.js";
 import { type AuthThrottle, installAuth } from "./http/auth.js";
 import { consoleRoutes } from "./http/console.js";
+import { DirectChat } from "./http/direct-chat.js";
 import { clientErrorHandler, installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
-import { installIngress } from "./http/ingress.js";
+import { installIngress, regionReader } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
 import { installLingeringClose } from "./http/linger.js";
 import { requestForLog } from "./http/log-safety.js";
@@ -40,6 +42,7 @@ import { usageRoutes } from "./http/routes/usage.js";
 import { workspaceBudgetRoutes } from "./http/routes/workspace-budgets.js";
 import { workspaceMemberRoutes } from "./http/routes/workspace-members.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
+import { ChatCompletionRequest } from "./http/schemas/chat.js";
 import { ErrorBody } from "./http/schemas/common.js";
 import type { ServiceDeps } from "./services/context.js";
 import { renameZdrFamilies } from "./services/zdr-families.js";
@@ -104,9 +107,28 @@ function makeAjv(options: AjvOptions): Ajv {
 export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
   // Before any request: a guardrail must never be served with its flags under a family's old id.
   await renameZdrFamilies(deps);
+  const bodyLimit = options.bodyLimit ?? 1024 * 1024;
+  // The chat completions route is served from Node's server before the router where it can be
+  // (src/http/direct-chat.ts); it is made once the gateway is, below.
+  let direct: DirectChat | undefined;
+  const dispatch = (handler: RequestListener) => (request: IncomingMessage, response: ServerResponse) => {
+    if (direct?.take(request, response) !== true) handler(request, response);
+  };
   const app = Fastify({
     logger: options.logger ?? false,
-    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    bodyLimit,
+    // The server Fastify would make itself, with the dispatch in front of its handler.
+    // Fastify passes its options with their defaults filled in, typed as a plain record.
+    serverFactory: (handler, opts) => {
+      const server = createServer(dispatch(handler));
+      const number = (name: string) => (typeof opts[name] === "number" ? (opts[name] as number) : undefined);
+      server.keepAliveTimeout = number("keepAliveTimeout") ?? server.keepAliveTimeout;
+      server.requestTimeout = number("requestTimeout") ?? server.requestTimeout;
+      server.setTimeout(number("connectionTimeout") ?? 0);
+      const perSocket = number("maxRequestsPerSocket");
+      if (perSocket !== undefined && perSocket > 0) server.maxRequestsPerSocket = perSocket;
+      return server;
+    },
     genReqId: () => randomUUID(),
     // One line per request, written when it completes, instead of Fastify's two.
     logController: new OneLinePerRequest(),
@@ -161,7 +183,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   installErrorHandler(app);
   installNotFoundHandler(app);
   installAuth(app, deps, options.authThrottle, { trustProxy: deps.trustForwardedHost });
-  installIngress(app, deps.regionBaseUrls, deps.trustForwardedHost, deps.regionByListener);
+  const regionOf = regionReader(deps.regionBaseUrls, deps.trustForwardedHost, deps.regionByListener);
+  installIngress(app, regionOf);
 
   await app.register(swagger, {
     openapi: {
@@ -225,6 +248,19 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   sessionRoutes(app, deps, deps.trustForwardedHost);
   consoleRoutes(app, options.consoleDir);
   chatCompletionRoutes(app, gateway);
+  direct = new DirectChat({
+    gw: gateway,
+    bodyLimit,
+    regionOf,
+    validate: strict.compile(ChatCompletionRequest),
+    log: app.log,
+    closing: () => closing,
+  });
+  // Region listeners serve their requests the same way (src/http/region-listeners.ts).
+  app.decorate(
+    "serveRequest",
+    dispatch((request, response) => app.routing(request, response)),
+  );
   evaluateRoutes(app, gateway);
   app.get("/api/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 

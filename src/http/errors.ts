@@ -95,41 +95,70 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: "invalid_request",
 };
 
-/** The one place that turns any error into the HTTP error body (CONTRIBUTING.md#errors). */
+/** What an error answers: status, body and headers, and whether its details belong in the log. */
+export interface ErrorAnswer {
+  status: number;
+  body: ReturnType<typeof errorBody>;
+  headers: Record<string, string>;
+  /** A failure of ours (5xx): its details go to the log under the request id, never to the client. */
+  logged: boolean;
+}
+
+function answerOf(code: ErrorCode, metadata?: Record<string, unknown>, message?: string): ErrorAnswer {
+  return {
+    status: ERROR_CODES[code].status,
+    body: errorBody(code, metadata, message),
+    headers: {},
+    logged: false,
+  };
+}
+
+/**
+ * The one place that turns any error into the HTTP error body (CONTRIBUTING.md#errors), for the
+ * Fastify app and for the chat completions route served straight from Node's server alike.
+ */
+export function errorAnswer(err: FastifyError | AppError | Error, method: string): ErrorAnswer {
+  if (err instanceof AppError) {
+    const answer = answerOf(err.code, err.metadata, err.message);
+    answer.logged = err.status >= 500;
+    // A refusal worth retrying says when (a budget held by requests in flight).
+    const retryAfter = err.metadata?.retry_after_seconds;
+    if (typeof retryAfter === "number") answer.headers["retry-after"] = String(retryAfter);
+    return answer;
+  }
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const issues = issuesFromValidation(
+      fe.validation as ErrorObject[],
+      fe.validationContext ?? "body",
+      method === "PATCH",
+    );
+    return answerOf("invalid_request", { issues });
+  }
+  const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (mapped) {
+    const reason =
+      mapped === "invalid_request" ? { issues: [{ path: "", message: bodyProblem(fe) }] } : undefined;
+    return answerOf(mapped, reason);
+  }
+  if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return answerOf("invalid_request", { issues: [{ path: "", message: "the request could not be read" }] });
+  }
+  const answer = answerOf("internal");
+  answer.logged = true;
+  return answer;
+}
+
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler(
     (err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
-      if (err instanceof AppError) {
-        if (err.status >= 500) request.log.error({ err }, "request failed");
-        // A refusal worth retrying says when (a budget held by requests in flight).
-        const retryAfter = err.metadata?.retry_after_seconds;
-        if (typeof retryAfter === "number") reply.header("retry-after", String(retryAfter));
-        return sendError(reply, err.code, err.metadata, err.message);
-      }
-      const fe = err as FastifyError;
-      if (fe.validation) {
-        const isUpdate = request.method === "PATCH";
-        const issues = issuesFromValidation(
-          fe.validation as ErrorObject[],
-          fe.validationContext ?? "body",
-          isUpdate,
-        );
-        return sendError(reply, "invalid_request", { issues });
-      }
-      const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
-      if (mapped) {
-        const reason =
-          mapped === "invalid_request" ? { issues: [{ path: "", message: bodyProblem(fe) }] } : undefined;
-        return sendError(reply, mapped, reason);
-      }
-      if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
-        return sendError(reply, "invalid_request", {
-          issues: [{ path: "", message: "the request could not be read" }],
-        });
-      }
-      // Details of a failure go to the log with the request id, never to the client.
-      request.log.error({ err }, "request failed");
-      return sendError(reply, "internal");
+      const answer = errorAnswer(err, request.method);
+      if (answer.logged) request.log.error({ err }, "request failed");
+      return reply
+        .code(answer.status)
+        .headers(answer.headers)
+        .type("application/json; charset=utf-8")
+        .send(answer.body);
     },
   );
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { FastifyInstance } from "fastify";
 import type { Region } from "../domain/catalog.js";
 import { ingressMap, ingressRegion } from "../domain/ingress.js";
@@ -10,24 +11,30 @@ declare module "fastify" {
   }
 }
 
-export function installIngress(
-  app: FastifyInstance,
+/**
+ * How the region address a request arrived through is read (docs/behaviour.md#ingress-region): from
+ * its listener when regions are bound to listeners (see listenForRegion: Host and X-Forwarded-Host
+ * are not read then), else from its host.
+ */
+export function regionReader(
   baseUrls: Record<Region, string>,
   trustForwardedHost: boolean,
-  /** Regions are bound to listeners (see listenForRegion): Host and X-Forwarded-Host are not read. */
   byListener = false,
-): void {
+): (request: IncomingMessage) => Region {
   const map = ingressMap(baseUrls);
-  app.decorateRequest("ingressRegion", "global");
-  app.addHook("onRequest", (request, _reply, done) => {
-    if (byListener) {
-      request.ingressRegion = listenerRegionOf(request.raw) ?? "global";
-      return done();
-    }
+  if (byListener) return (request) => listenerRegionOf(request) ?? "global";
+  return (request) => {
     const forwarded = trustForwardedHost ? request.headers["x-forwarded-host"] : undefined;
     // A proxy chain lists hosts left to right; the first is the one the client asked for.
     const host = typeof forwarded === "string" ? forwarded.split(",")[0] : request.headers.host;
-    request.ingressRegion = ingressRegion(map, host);
+    return ingressRegion(map, host);
+  };
+}
+
+export function installIngress(app: FastifyInstance, regionOf: (request: IncomingMessage) => Region): void {
+  app.decorateRequest("ingressRegion", "global");
+  app.addHook("onRequest", (request, _reply, done) => {
+    request.ingressRegion = regionOf(request.raw);
     done();
   });
 }

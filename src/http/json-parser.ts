@@ -23,72 +23,82 @@ export function installJsonParser(app: FastifyInstance): void {
     /^application\/([\w.+-]+\+)?json$/,
     { parseAs: "buffer" },
     (request, body, done) => {
-      const encoding = request.headers["content-encoding"];
-      if (encoding !== undefined && encoding.toLowerCase() !== "identity") {
-        // Compressed bodies are not decoded; reading them as JSON would give a misleading 400.
-        done(new AppError("unsupported_media_type", { reason: "content_encoding_not_supported" }));
-        return;
-      }
-      const buffer = body as Buffer;
-      if (buffer.length === 0) {
-        done(
-          new AppError("invalid_request", {
-            issues: [{ path: "", message: "the body is empty; send a JSON object" }],
-          }),
-        );
-        return;
-      }
-      if (!isUtf8(buffer)) {
-        done(
-          new AppError("invalid_request", { issues: [{ path: "", message: "the body is not valid UTF-8" }] }),
-        );
-        return;
-      }
-      const deepAt = deeperThan(buffer, MAX_DEPTH) ? tooDeepAt(buffer, MAX_DEPTH) : undefined;
-      if (deepAt !== undefined) {
-        done(
-          new AppError("invalid_request", {
-            issues: [
-              { path: deepAt, message: `the request is nested deeper than ${MAX_DEPTH} objects and arrays` },
-            ],
-            limit: "nesting_depth",
-            max_depth: MAX_DEPTH,
-          }),
-        );
-        return;
-      }
-      let parsed: unknown;
+      let read: JsonBody;
       try {
-        const text = buffer.toString("utf8");
-        parsed = mayHoldPoison(text)
-          ? secureJson.parse(text, undefined, { protoAction: "error", constructorAction: "error" })
-          : JSON.parse(text);
-        request.jsonText = text;
+        read = readJsonBody(
+          body as Buffer,
+          request.headers["content-encoding"],
+          request.routeOptions.url !== CHAT_COMPLETIONS_ROUTE,
+        );
       } catch (err) {
-        const poisoned = err instanceof SyntaxError && /prototype/i.test(err.message);
-        const message = poisoned
-          ? "the body uses a forbidden key (__proto__ or constructor.prototype)"
-          : "the body is not valid JSON";
-        done(new AppError("invalid_request", { issues: [{ path: "", message }] }));
+        done(err as Error);
         return;
       }
-      // NUL and lone surrogates can only arrive escaped; look for them only then. Model requests are
-      // forwarded, never stored, so they may carry both.
-      const stored = request.routeOptions.url !== CHAT_COMPLETIONS_ROUTE;
-      const problem =
-        stored && (buffer.includes("\\u0000") || buffer.includes("\\ud") || buffer.includes("\\uD"))
-          ? findUnstorable(parsed)
-          : undefined;
-      if (problem !== undefined) {
-        done(new AppError("invalid_request", { issues: [problem] }));
-        return;
-      }
-      done(null, parsed);
+      request.jsonText = read.text;
+      done(null, read.parsed);
     },
   );
 }
 
-const CHAT_COMPLETIONS_ROUTE = "/api/v1/chat/completions";
+/** A JSON body as parsed, with its text as it arrived. */
+export interface JsonBody {
+  parsed: unknown;
+  text: string;
+}
+
+/**
+ * Reads a JSON body, or throws the 400 or 415 that says why it cannot be read: a compressed body,
+ * an empty one, invalid UTF-8, nesting deeper than MAX_DEPTH, text that is not JSON or holds a
+ * poisoning key, and for a body that is `stored`, a string no database can store as sent.
+ */
+export function readJsonBody(buffer: Buffer, contentEncoding: string | undefined, stored: boolean): JsonBody {
+  if (contentEncoding !== undefined && contentEncoding.toLowerCase() !== "identity") {
+    // Compressed bodies are not decoded; reading them as JSON would give a misleading 400.
+    throw new AppError("unsupported_media_type", { reason: "content_encoding_not_supported" });
+  }
+  if (buffer.length === 0) {
+    throw new AppError("invalid_request", {
+      issues: [{ path: "", message: "the body is empty; send a JSON object" }],
+    });
+  }
+  if (!isUtf8(buffer)) {
+    throw new AppError("invalid_request", { issues: [{ path: "", message: "the body is not valid UTF-8" }] });
+  }
+  const deepAt = deeperThan(buffer, MAX_DEPTH) ? tooDeepAt(buffer, MAX_DEPTH) : undefined;
+  if (deepAt !== undefined) {
+    throw new AppError("invalid_request", {
+      issues: [
+        { path: deepAt, message: `the request is nested deeper than ${MAX_DEPTH} objects and arrays` },
+      ],
+      limit: "nesting_depth",
+      max_depth: MAX_DEPTH,
+    });
+  }
+  const text = buffer.toString("utf8");
+  let parsed: unknown;
+  try {
+    parsed = mayHoldPoison(text)
+      ? secureJson.parse(text, undefined, { protoAction: "error", constructorAction: "error" })
+      : JSON.parse(text);
+  } catch (err) {
+    const poisoned = err instanceof SyntaxError && /prototype/i.test(err.message);
+    const message = poisoned
+      ? "the body uses a forbidden key (__proto__ or constructor.prototype)"
+      : "the body is not valid JSON";
+    throw new AppError("invalid_request", { issues: [{ path: "", message }] });
+  }
+  // NUL and lone surrogates can only arrive escaped; look for them only then. Model requests are
+  // forwarded, never stored, so they may carry both.
+  const problem =
+    stored && (buffer.includes("\\u0000") || buffer.includes("\\ud") || buffer.includes("\\uD"))
+      ? findUnstorable(parsed)
+      : undefined;
+  if (problem !== undefined) throw new AppError("invalid_request", { issues: [problem] });
+  return { parsed, text };
+}
+
+/** The one route whose JSON bodies are forwarded, never stored. */
+export const CHAT_COMPLETIONS_ROUTE = "/api/v1/chat/completions";
 
 /**
  * Whether a JSON text could hold a `__proto__` or `constructor` key. secure-json-parse finds them

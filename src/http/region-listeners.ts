@@ -1,8 +1,15 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Region } from "../domain/catalog.js";
 import { clientErrorHandler } from "./errors.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Serves a request that arrived on another server of the app's, as its own server does (app.ts). */
+    serveRequest(request: IncomingMessage, response: ServerResponse): void;
+  }
+}
 
 const LISTENER_REGION = Symbol("listener region");
 
@@ -30,7 +37,7 @@ export async function listenForRegion(
 ): Promise<RegionListener> {
   const server: Server = createServer((request, response) => {
     (request as IncomingMessage & { [LISTENER_REGION]?: Region })[LISTENER_REGION] = region;
-    app.routing(request, response);
+    app.serveRequest(request, response);
   });
   // The same limits and error answers as the main listener.
   server.on("clientError", clientErrorHandler);

@@ -148,9 +148,11 @@ export function post(
   key: string,
   body: unknown,
   host?: string,
+  /** The body's media type; a string body is sent as it is. */
+  contentType = "application/json",
 ): Promise<RawResponse> {
   const { port } = new URL(server.origin);
-  const payload = JSON.stringify(body);
+  const payload = typeof body === "string" ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -160,7 +162,7 @@ export function post(
         method: "POST",
         headers: {
           authorization: `Bearer ${key}`,
-          "content-type": "application/json",
+          "content-type": contentType,
           "content-length": Buffer.byteLength(payload),
           ...(host ? { host } : {}),
         },
