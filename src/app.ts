@@ -117,8 +117,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit,
-    // The server Fastify would make itself, with the dispatch in front of its handler.
-    // Fastify passes its options with their defaults filled in, typed as a plain record.
+    // The server Fastify would make itself, with the dispatch in front of its handler. Fastify
+    // passes its options with their defaults filled in, typed as a plain record.
     serverFactory: (handler, opts) => {
       const server = createServer(dispatch(handler));
       const number = (name: string) => (typeof opts[name] === "number" ? (opts[name] as number) : undefined);

@@ -4,7 +4,7 @@ import type { Endpoint, Model, Region } from "../domain/catalog.js";
 import type { ChatBody } from "../domain/chat-texts.js";
 import { budgetViolation, costMicros, type Decision, promptTokenBound } from "../domain/decision.js";
 import { AppError } from "../domain/errors.js";
-import type { KeyPolicy } from "../services/effective-policy.js";
+import { type KeyPolicy, resolveKeyPolicy } from "../services/effective-policy.js";
 import type { AlertWatch } from "../services/raise-budget-alerts.js";
 import { forwardedText } from "./forward-body.js";
 import { type GatewayDeps, outputCap, type Prepared, prepareRequest, withOutputCap } from "./prepare.js";
@@ -223,18 +223,21 @@ async function sendToUpstream(
 }
 
 /**
- * The governed request path: decide, reserve, forward (with redactions), settle. Refusals throw the
- * AppError of the first violated rule; the reservation is released on every failure.
+ * The governed request path for the inference key with this hash: its effective guardrails decide,
+ * then reserve, forward (with redactions), settle. Refusals throw the AppError of the first violated
+ * rule; the reservation is released on every failure.
  */
 export async function completeChat(
   gw: GatewayDeps,
-  keyPolicy: KeyPolicy,
+  keyHash: string,
   request: { body: ChatBody; text?: string | undefined },
   ingress: Region,
   requestId: string,
   log: GatewayLog,
   noteDecision: (details: Record<string, unknown>) => void,
 ): Promise<GatewayAnswer> {
+  const keyPolicy = await resolveKeyPolicy(gw.services, keyHash);
+  if (!keyPolicy) throw new AppError("invalid_api_key");
   const body = request.body;
   let prepared = await prepareRequest(gw, keyPolicy, body, ingress, false);
   const decision = prepared.decision;

@@ -6,12 +6,11 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Region } from "../domain/catalog.js";
 import type { ChatBody } from "../domain/chat-texts.js";
 import { AppError } from "../domain/errors.js";
-import type { GatewayAnswer, GatewayLog } from "../gateway/complete.js";
+import { completeChat, type GatewayAnswer, type GatewayLog } from "../gateway/complete.js";
 import type { GatewayDeps } from "../gateway/prepare.js";
 import { authenticateCached } from "../services/authenticate.js";
 import { errorAnswer, issuesFromValidation } from "./errors.js";
 import { CHAT_COMPLETIONS_ROUTE, readJsonBody } from "./json-parser.js";
-import { answerChatCompletion } from "./routes/chat-completions.js";
 
 /** What the route served from Node's server needs; everything else it shares with the app. */
 export interface DirectChatDeps {
@@ -120,7 +119,7 @@ class Exchange implements GatewayLog {
         issues: issuesFromValidation(validate.errors ?? [], "body", false),
       });
     }
-    const answer = await answerChatCompletion(
+    const answer = await completeChat(
       gw,
       this.keyHash,
       { body: parsed as ChatBody, text },

@@ -1,11 +1,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import type { Region } from "../../domain/catalog.js";
-import type { ChatBody } from "../../domain/chat-texts.js";
-import { AppError } from "../../domain/errors.js";
-import { completeChat, type GatewayAnswer, type GatewayLog } from "../../gateway/complete.js";
+import { completeChat } from "../../gateway/complete.js";
 import type { GatewayDeps } from "../../gateway/prepare.js";
-import { resolveKeyPolicy } from "../../services/effective-policy.js";
 import { principalOf } from "../auth.js";
 import { ChatCompletionRequest } from "../schemas/chat.js";
 import { errorResponses } from "../schemas/common.js";
@@ -38,7 +34,7 @@ export function chatCompletionRoutes(parent: FastifyInstance, gw: GatewayDeps): 
       },
     },
     async (request, reply) => {
-      const answer = await answerChatCompletion(
+      const answer = await completeChat(
         gw,
         principalOf(request).keyHash,
         { body: request.body, text: request.jsonText },
@@ -62,23 +58,4 @@ export function chatCompletionRoutes(parent: FastifyInstance, gw: GatewayDeps): 
       return reply.type("text/event-stream").send(answer.stream as never);
     },
   );
-}
-
-/**
- * The answer to a chat completion of the inference key with this hash, under its effective
- * guardrails: the route's handler, and the same for the route served from Node's server
- * (direct-chat.ts).
- */
-export async function answerChatCompletion(
-  gw: GatewayDeps,
-  keyHash: string,
-  request: { body: ChatBody; text?: string | undefined },
-  ingress: Region,
-  requestId: string,
-  log: GatewayLog,
-  noteDecision: (details: Record<string, unknown>) => void,
-): Promise<GatewayAnswer> {
-  const keyPolicy = await resolveKeyPolicy(gw.services, keyHash);
-  if (!keyPolicy) throw new AppError("invalid_api_key");
-  return completeChat(gw, keyPolicy, request, ingress, requestId, log, noteDecision);
 }
