@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DirectChat } from "../../src/http/direct-chat.js";
@@ -192,6 +193,23 @@ describe("what the direct path leaves to the app (docs/gateway.md#request-handli
     const big = await post(bench.server, CHAT, key, ask("x".repeat(1024 * 1024 + 10)));
     assert.equal(big.status, 413);
     assert.deepEqual(taken, [false]);
+  });
+
+  test("a client that leaves before its body is complete gets nothing, and the server goes on", async () => {
+    taken.length = 0;
+    const { port } = new URL(bench.server.origin);
+    const socket = connect(Number(port), "127.0.0.1");
+    await once(socket, "connect");
+    socket.write(
+      `POST ${CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":',
+    );
+    await sleep(20);
+    socket.destroy();
+    await sleep(20);
+    const next = await post(bench.server, CHAT, key, ask("still here"));
+    assert.equal(next.status, 200);
+    assert.deepEqual(taken, [true, true]);
   });
 
   test("a compressed body is left to the app, which answers 415", async () => {
