@@ -11,6 +11,7 @@ import type { GatewayDeps } from "../gateway/prepare.js";
 import { authenticateCached } from "../services/authenticate.js";
 import { errorAnswer, issuesFromValidation } from "./errors.js";
 import { CHAT_COMPLETIONS_ROUTE, readJsonBody } from "./json-parser.js";
+import { writeRequestLine } from "./request-log.js";
 
 /** What the route served from Node's server needs; everything else it shares with the app. */
 export interface DirectChatDeps {
@@ -181,26 +182,21 @@ class Exchange implements GatewayLog {
   private logLine(): void {
     const request = this.request;
     const response = this.response;
-    const line = {
-      reqId: this.id,
+    writeRequestLine(
+      this,
+      response.writableFinished ? null : new Error("the connection closed before the answer was sent"),
       // Shaped as the app's request, for its log serializer (requestForLog).
-      req: {
+      {
         method: request.method,
         url: request.url,
         host: request.headers.host,
         ip: request.socket.remoteAddress,
         socket: request.socket,
       },
-      res: response,
-      responseTime: Number(process.hrtime.bigint() - this.started) / 1e6,
-      ...this.details,
-    };
-    if (response.writableFinished) this.deps.log.info(line, "request completed");
-    else
-      this.deps.log.error(
-        { ...line, err: new Error("the connection closed before the answer was sent") },
-        "request errored",
-      );
+      response,
+      Number(process.hrtime.bigint() - this.started) / 1e6,
+      this.details,
+    );
   }
 
   info(details: object, message: string): void {

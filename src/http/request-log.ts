@@ -21,8 +21,25 @@ export class OneLinePerRequest extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
-    const line = { req: request, res: reply, responseTime: reply.elapsedTime, ...request.logDetails };
-    if (error) request.log.error({ ...line, err: error }, "request errored");
-    else request.log.info(line, "request completed");
+    writeRequestLine(request.log, error, request, reply, reply.elapsedTime, request.logDetails);
   }
+}
+
+/**
+ * Writes a request's one line: for the app's routes (above) and for the chat completions route
+ * served from Node's server (direct-chat.ts), so both log the same fields under the same messages.
+ * `request` and `response` go through the logger's serializers (requestForLog, the status code).
+ */
+export function writeRequestLine(
+  /** The request's logger, which carries its id. */
+  log: { info(line: object, message: string): void; error(line: object, message: string): void },
+  error: Error | null | undefined,
+  request: object,
+  response: object,
+  responseTime: number,
+  details: Record<string, unknown> | undefined,
+): void {
+  const line = { req: request, res: response, responseTime, ...details };
+  if (error) log.error({ ...line, err: error }, "request errored");
+  else log.info(line, "request completed");
 }
