@@ -80,21 +80,26 @@ export function sqliteSpendStore(
     };
   };
 
+  type Usage = ReturnType<typeof usageOf>;
+
   /**
    * Each counter in turn takes `amount` if `fits` (given what this request already took from it,
-   * should it name a counter twice); the hold is recorded only when all do. The index of the first
-   * that refuses, else -1.
+   * should it name a counter twice); the hold is recorded only when all do. `usage` is each
+   * counter's as read in this same synchronous step, when the caller has read it already (one read
+   * of a counter is a statement and its locks: the larger part of a decision's database time). The
+   * index of the first that refuses, else -1.
    */
   const holdOnAll = (
     counters: { key: CounterKey; limit: number }[],
     amount: number,
     row: BudgetReservationTable,
     fits: (spent: number, held: number, limit: number) => boolean,
+    usage: readonly Usage[] = counters.map((c) => usageOf(c.key)),
   ): number => {
     const taking = new Map<string, number>();
     const names: string[] = [];
-    for (const [i, c] of counters.entries()) {
-      const u = usageOf(c.key);
+    for (const [i, u] of usage.entries()) {
+      const c = counters[i] as { key: CounterKey; limit: number };
       const mine = taking.get(u.name) ?? 0;
       if (!fits(u.spent_micros, u.reserved_micros + mine, c.limit)) return i;
       taking.set(u.name, mine + amount);
@@ -237,11 +242,13 @@ export function sqliteSpendStore(
         const admission = admit(layersOf(counters, usage), ask.price, ask.wanted, ask.minimal);
         if (!admission.admitted) return admission;
         const amount = admission.amount_micros;
+        // Nothing ran since the read above (this step is synchronous): the same usage decides the hold.
         const refused = holdOnAll(
           counters,
           amount,
           row,
           (spent, held, limit) => amount <= limit && spent + held + amount <= limit,
+          usage,
         );
         if (refused < 0) return admission;
         return { admitted: false, index: refused, reason: "budget_reserved", tokens_that_fit: 0 };
