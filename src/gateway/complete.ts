@@ -333,6 +333,19 @@ export async function completeChat(
 }
 
 /**
+ * The data of one server-sent event: the values of its `data:` lines, joined by newlines. Almost
+ * every event of a chat stream is one such line, read without splitting it.
+ */
+function eventData(event: string): string {
+  if (event.startsWith("data:") && !event.includes("\n")) return event.slice(5).trimStart();
+  return event
+    .split("\n")
+    .filter((l) => l.startsWith("data:"))
+    .map((l) => l.slice(5).trimStart())
+    .join("\n");
+}
+
+/**
  * Relays the upstream's server-sent events to the client as they come. The usage chunk (asked for
  * with include_usage) is read for the cost and passed on only if the client asked for it too; the
  * closing [DONE] is sent after the spend is settled, so an answered stream is always charged.
@@ -359,13 +372,10 @@ function relayStream(
     let usage: Usage | undefined;
     let completionBytes = 0;
     let failed = false;
-    const onEvent = (event: string) => {
-      const data = event
-        .split("\n")
-        .filter((l) => l.startsWith("data:"))
-        .map((l) => l.slice(5).trimStart())
-        .join("\n");
-      if (data === "[DONE]") return;
+    /** What to send the client for one event of the upstream's (nothing for the upstream's [DONE]). */
+    const onEvent = (event: string): string => {
+      const data = eventData(event);
+      if (data === "[DONE]") return "";
       let chunk: { choices?: { delta?: { content?: unknown } }[] } | undefined;
       try {
         chunk = JSON.parse(data);
@@ -374,12 +384,12 @@ function relayStream(
       }
       const reported = usageOf(chunk);
       usage = reported ?? usage;
-      for (const c of chunk?.choices ?? []) {
-        if (typeof c.delta?.content === "string") completionBytes += Buffer.byteLength(c.delta.content);
+      for (const c of Array.isArray(chunk?.choices) ? chunk.choices : []) {
+        if (typeof c?.delta?.content === "string") completionBytes += Buffer.byteLength(c.delta.content);
       }
-      if (!clientWantsUsage && chunk?.choices?.length === 0 && reported) return;
+      if (!clientWantsUsage && chunk?.choices?.length === 0 && reported) return "";
       const filled = completeChunk(chunk, defaults);
-      send(filled ? `data: ${JSON.stringify(filled)}\n\n` : `${event}\n\n`);
+      return filled ? `data: ${JSON.stringify(filled)}\n\n` : `${event}\n\n`;
     };
     // Providers split their bytes anywhere, a character's too: a streaming decoder keeps the
     // unfinished bytes of one read for the next instead of turning them into U+FFFD.
@@ -388,13 +398,20 @@ function relayStream(
       for await (const piece of upstream) {
         // A CR ending one read may pair with the LF starting the next, so the pair is joined here.
         buffer = (buffer + decoder.decode(piece as Buffer, { stream: true })).replaceAll("\r\n", "\n");
-        for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
-          onEvent(buffer.slice(0, at));
-          buffer = buffer.slice(at + 2);
+        // The events one read completes go to the client in one write: a write per event cost a
+        // system call each, most of a stream's relaying when a read carries many (docs/gateway.md#streaming).
+        let reply = "";
+        let start = 0;
+        for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n", start)) {
+          reply += onEvent(buffer.slice(start, at));
+          start = at + 2;
         }
+        buffer = buffer.slice(start);
+        if (reply !== "") send(reply);
       }
       buffer += decoder.decode();
-      if (buffer.trim() !== "") onEvent(buffer);
+      const last = buffer.trim() !== "" ? onEvent(buffer) : "";
+      if (last !== "") send(last);
     } catch (err) {
       failed = true;
       if (client) {

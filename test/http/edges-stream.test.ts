@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -69,6 +69,121 @@ describe("a streamed answer keeps characters split between reads (docs/gateway.m
       .map((d) => (d as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? "")
       .join("");
     assert.equal(text, `${TEXT} again €`);
+    assert.ok(done);
+  });
+});
+
+/** One event of a chat stream, with every field the OpenAI chat API defines (nothing to fill in). */
+const chunkEvent = (content: string) =>
+  `data: ${JSON.stringify({ id: "c2", object: "chat.completion.chunk", created: 1, model: LLAMA, choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+
+/**
+ * The streamed answer's body as the gateway framed it: the data of each HTTP/1.1 chunk it wrote,
+ * read from a raw socket (a client library would merge what arrives together).
+ */
+async function chunksOf(origin: string, secret: string, body: unknown): Promise<string[]> {
+  const { hostname, port } = new URL(origin);
+  const payload = JSON.stringify(body);
+  const socket = connect(Number(port), hostname);
+  socket.write(
+    `POST /api/v1/chat/completions HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${secret}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
+  );
+  const parts: Buffer[] = [];
+  for await (const part of socket) parts.push(part as Buffer);
+  const raw = Buffer.concat(parts);
+  const head = raw.indexOf("\r\n\r\n");
+  assert.match(raw.subarray(0, head).toString(), /^HTTP\/1\.1 200 [\s\S]*transfer-encoding: chunked/i);
+  const chunks: string[] = [];
+  // Each chunk: its size in hex, CRLF, that many bytes, CRLF; a chunk of size 0 ends the body.
+  for (let at = head + 4; ; ) {
+    const line = raw.indexOf("\r\n", at);
+    const size = Number.parseInt(raw.subarray(at, line).toString(), 16);
+    if (size === 0) break;
+    chunks.push(raw.subarray(line + 2, line + 2 + size).toString("utf8"));
+    at = line + 2 + size + 2;
+  }
+  return chunks;
+}
+
+describe("a stream is relayed read by read (docs/gateway.md#streaming)", () => {
+  let server: TestServer;
+  let upstream: Server;
+  /** What the upstream does with each request: set by the test that sends it. */
+  let answer: (res: import("node:http").ServerResponse) => Promise<void>;
+  before(async () => {
+    upstream = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        void answer(res).then(() => res.end());
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+    server = await startTestServer({ upstreamUrl: url, providerKeys: { local: "k" } });
+  });
+  after(async () => {
+    await server.close();
+    upstream.close();
+  });
+
+  it("passes on the events of one read in one write, not a write per event", async () => {
+    const words = Array.from({ length: 40 }, (_, i) => `word${i} `);
+    answer = async (res) => {
+      // All of them in one write: on loopback the gateway reads them at once.
+      res.write(words.map(chunkEvent).join(""));
+      res.write(
+        `data: ${JSON.stringify({ id: "c2", object: "chat.completion.chunk", created: 1, model: LLAMA, choices: [], usage: { prompt_tokens: 3, completion_tokens: 40 } })}\n\ndata: [DONE]\n\n`,
+      );
+    };
+    const key = await orgSteps(server, await server.newOrg()).key();
+    const chunks = await chunksOf(server.origin, key.secret, {
+      model: LLAMA,
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
+    const { data, done } = events(chunks.join(""));
+    assert.deepEqual(
+      data.map((d) => (d as { choices: { delta: { content: string } }[] }).choices[0]?.delta.content),
+      words,
+    );
+    assert.ok(done);
+    const carrying = chunks.filter((c) => c.includes('"word'));
+    assert.ok(carrying.length <= 4, `${words.length} events came in ${carrying.length} writes`);
+  });
+
+  it("passes an event on as soon as its read arrives, before the provider sends the next", async () => {
+    let seen: () => void = () => {};
+    const firstSeen = new Promise<void>((resolve) => {
+      seen = resolve;
+    });
+    let order = "";
+    answer = async (res) => {
+      res.write(chunkEvent("first "));
+      // The second event waits for the client to have the first; a relay that held events back
+      // would see the wait time out.
+      const waited = await Promise.race([firstSeen.then(() => "seen"), sleep(10_000).then(() => "timeout")]);
+      order += waited;
+      res.write(chunkEvent("second"));
+      res.write("data: [DONE]\n\n");
+    };
+    const key = await orgSteps(server, await server.newOrg()).key();
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: LLAMA, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    assert.equal(res.status, 200);
+    let text = "";
+    const decoder = new TextDecoder();
+    for await (const piece of res.body as unknown as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(piece, { stream: true });
+      if (text.includes("first ")) seen();
+    }
+    assert.equal(order, "seen");
+    const { data, done } = events(text);
+    assert.equal(data.length, 2);
     assert.ok(done);
   });
 });
