@@ -19,6 +19,10 @@
  * BENCH_UPSTREAM_LATENCY_MS (20): throughput, p50/p99, and the server's CPU µs per request (its
  * process.cpuUsage() over the measured window ÷ answers). Open loop (bench/open-loop.ts) at
  * BENCH_OPEN_RATE a second (1,000) to the 20 ms upstream: latency from each request's due time.
+ * Streamed (closed loop, instant upstream, the same request with `"stream": true`): the bare
+ * forwarder and the gateway, whose relay reads each event of the answer (about 300 of them: the
+ * upstream echoes 2,000 characters a word an event); the forwarder passes the stream's bytes on
+ * whole, the floor of relaying them. Reported beside the targets, not judged.
  * BENCH_ROUNDS (3) rounds, the paths' order reversed every other round; every figure is the median
  * over rounds. Ends with each target and whether this run met it. A report: exits 0.
  */
@@ -153,6 +157,29 @@ async function closedRound(
         }
         return measure(path.name, server, promptLoad(path.route));
       });
+      push(figures, path.name, m);
+    }
+  } finally {
+    await upstream.stop();
+  }
+}
+
+/** The paths measured again with streamed answers: the relay's cost beside the forwarder's. */
+const STREAMED = new Set(["forwarder", "gateway-none", "gateway-full"]);
+
+/** The bench's request with `"stream": true`. */
+function streamLoad(route: string): ReturnType<typeof promptLoad> {
+  const load = promptLoad(route);
+  return { ...load, body: JSON.stringify({ ...(JSON.parse(load.body) as object), stream: true }) };
+}
+
+async function streamRound(order: Path[], figures: Figures): Promise<void> {
+  const upstream = await startServer("upstream", { BENCH_UPSTREAM_LATENCY_MS: "0" });
+  try {
+    for (const path of order.filter((p) => STREAMED.has(p.name))) {
+      const m = await withPath(path, upstream, (server) =>
+        measure(path.name, server, streamLoad(path.route)),
+      );
       push(figures, path.name, m);
     }
   } finally {
@@ -299,12 +326,14 @@ async function main(): Promise<void> {
   const instant: Figures = {};
   const model: Figures = {};
   const open: Record<string, OpenLoopResult[]> = {};
+  const streamed: Figures = {};
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? PATHS : [...PATHS].reverse();
     console.log(`round ${round + 1} of ${ROUNDS}: ${order.map((p) => p.name).join(", ")}`);
     await closedRound(0, order, instant, round === 0);
     await closedRound(LATENCY_MS, order, model, false);
     await openRound(order, open);
+    await streamRound(order, streamed);
   }
   closedReport(
     "closed loop, instant upstream (medians over rounds; ratios are medians of each round's own)",
@@ -312,6 +341,12 @@ async function main(): Promise<void> {
   );
   closedReport(`closed loop, upstream answering after ${LATENCY_MS} ms`, model);
   openReport(open);
+  closedReport("closed loop, streamed answers, instant upstream (no direct path: ÷direct is -)", streamed);
+  for (const name of ["gateway-none", "gateway-full"]) {
+    if (!streamed[name] || !streamed.forwarder) continue;
+    const cpu = median(ratios(streamed, name, "forwarder", (x) => x.cpuPerRequest));
+    notes.push(`streamed answers: ${name} costs ${fmt(cpu, 2)}× the bare forwarder's CPU per request`);
+  }
   judgeClosed("instant upstream", instant, false);
   judgeClosed(`${LATENCY_MS} ms upstream`, model, true);
   console.log("\ntargets (the decision alone is judged by bench/decision.ts):");
