@@ -8,8 +8,9 @@ import { type KeyPolicy, resolveKeyPolicy } from "../services/effective-policy.j
 import type { AlertWatch } from "../services/raise-budget-alerts.js";
 import { forwardedText } from "./forward-body.js";
 import { type GatewayDeps, outputCap, type Prepared, prepareRequest, withOutputCap } from "./prepare.js";
-import { type AnswerDefaults, completeAnswerText, completeChunk } from "./response-fields.js";
+import { type AnswerDefaults, completeAnswerText } from "./response-fields.js";
 import { admitRequest, type Reservation, release, settle } from "./spend.js";
+import { ChunkReader, type Usage, usageOf } from "./stream-chunks.js";
 import { connectHint, failureKind, readLimited, UpstreamFailure, type UpstreamReply } from "./upstream.js";
 
 /** Where the gateway logs: the request's logger, which carries the request id. */
@@ -31,23 +32,6 @@ export type GatewayAnswer = (
   | { kind: "json"; status: number; contentType: string; payload: string }
   | { kind: "stream"; stream: Readable }
 ) & { headers: Record<string, string> };
-
-interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-}
-
-function usageOf(value: unknown): Usage | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const u = (value as { usage?: unknown }).usage;
-  if (typeof u !== "object" || u === null) return undefined;
-  const { prompt_tokens, completion_tokens } = u as Record<string, unknown>;
-  if (typeof prompt_tokens !== "number" || typeof completion_tokens !== "number") return undefined;
-  return {
-    prompt_tokens: Math.max(0, Math.ceil(prompt_tokens)),
-    completion_tokens: Math.max(0, Math.ceil(completion_tokens)),
-  };
-}
 
 /** One forwarded request: what to charge it and how to answer for it. */
 class Attempt {
@@ -372,24 +356,15 @@ function relayStream(
     let usage: Usage | undefined;
     let completionBytes = 0;
     let failed = false;
+    const chunks = new ChunkReader(defaults, clientWantsUsage);
     /** What to send the client for one event of the upstream's (nothing for the upstream's [DONE]). */
     const onEvent = (event: string): string => {
       const data = eventData(event);
       if (data === "[DONE]") return "";
-      let chunk: { choices?: { delta?: { content?: unknown } }[] } | undefined;
-      try {
-        chunk = JSON.parse(data);
-      } catch {
-        chunk = undefined;
-      }
-      const reported = usageOf(chunk);
-      usage = reported ?? usage;
-      for (const c of Array.isArray(chunk?.choices) ? chunk.choices : []) {
-        if (typeof c?.delta?.content === "string") completionBytes += Buffer.byteLength(c.delta.content);
-      }
-      if (!clientWantsUsage && chunk?.choices?.length === 0 && reported) return "";
-      const filled = completeChunk(chunk, defaults);
-      return filled ? `data: ${JSON.stringify(filled)}\n\n` : `${event}\n\n`;
+      const facts = chunks.read(event, data);
+      usage = facts.usage ?? usage;
+      completionBytes += facts.contentBytes;
+      return facts.send;
     };
     // Providers split their bytes anywhere, a character's too: a streaming decoder keeps the
     // unfinished bytes of one read for the next instead of turning them into U+FFFD.

@@ -1,0 +1,142 @@
+import { type AnswerDefaults, completeChunk } from "./response-fields.js";
+
+/** Token counts an upstream reports. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** The usage an answer or a chunk reports, when it reports both counts as numbers. */
+export function usageOf(value: unknown): Usage | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const u = (value as { usage?: unknown }).usage;
+  if (typeof u !== "object" || u === null) return undefined;
+  const { prompt_tokens, completion_tokens } = u as Record<string, unknown>;
+  if (typeof prompt_tokens !== "number" || typeof completion_tokens !== "number") return undefined;
+  return {
+    prompt_tokens: Math.max(0, Math.ceil(prompt_tokens)),
+    completion_tokens: Math.max(0, Math.ceil(completion_tokens)),
+  };
+}
+
+/** What the relay takes from one event of a stream (docs/gateway.md#streaming). */
+export interface ChunkFacts {
+  /** What to send the client for it: "" for nothing. */
+  send: string;
+  /** The usage it reports, if any. */
+  usage: Usage | undefined;
+  /** The UTF-8 bytes of the answer text its choices carry (`delta.content`). */
+  contentBytes: number;
+}
+
+/** A chunk's text around its one choice's `delta.content` string, whose value alone varies. */
+interface Shape {
+  before: string;
+  after: string;
+}
+
+/** What a string's JSON text may hold for it to be read as it is: no quote, escape or control character. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON forbids them unescaped in a string; they are what is looked for.
+const NOT_PLAIN = /["\\\u0000-\u001f]/;
+const CONTENT_KEY = '"content":"';
+/** The text a shape is checked with: a string only the varied member can have parsed to. */
+const PROBE_TEXT = "probe\\u0000";
+const PROBE = "probe\u0000";
+/** Shapes taken per stream at most: an upstream whose chunks differ in more than their text is parsed. */
+const MAX_SHAPES = 4;
+
+type Chunk = { choices?: unknown };
+
+/**
+ * Reads the events of one streamed answer. Every event is parsed, except one that differs from an
+ * earlier parsed chunk only in its text: most chunks of a stream repeat the same id, created,
+ * model and choice, and carry a few characters of the answer. After parsing a chunk that needs
+ * nothing filled in (response-fields.ts), reports no usage and carries one choice whose
+ * `delta.content` is a string, the reader keeps the chunk's text before and after that string
+ * (its shape), checked by parsing the shape around a probe string. A later event whose data is
+ * that shape around a string with no quote, escape or control character parses to the same chunk
+ * with that string as its text: it is sent as it came, its text's bytes counted, nothing parsed.
+ */
+export class ChunkReader {
+  private shape: Shape | undefined;
+  private shapes = 0;
+
+  constructor(
+    private readonly defaults: AnswerDefaults,
+    /** Whether the usage-only chunk (no choices) goes on to the client. */
+    private readonly clientWantsUsage: boolean,
+  ) {}
+
+  /** The facts of one event (its text without the blank line that ended it) and its data. */
+  read(event: string, data: string): ChunkFacts {
+    const shape = this.shape;
+    const inShape =
+      shape !== undefined &&
+      data.length >= shape.before.length + shape.after.length &&
+      data.startsWith(shape.before) &&
+      data.endsWith(shape.after);
+    if (inShape) {
+      const text = data.slice(shape.before.length, data.length - shape.after.length);
+      if (!NOT_PLAIN.test(text))
+        return { send: `${event}\n\n`, usage: undefined, contentBytes: Buffer.byteLength(text) };
+    }
+    let chunk: Chunk | undefined;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      chunk = undefined;
+    }
+    const usage = usageOf(chunk);
+    let contentBytes = 0;
+    const choices = Array.isArray(chunk?.choices) ? (chunk.choices as unknown[]) : [];
+    for (const c of choices) {
+      const content = (c as { delta?: { content?: unknown } } | null)?.delta?.content;
+      if (typeof content === "string") contentBytes += Buffer.byteLength(content);
+    }
+    // The usage-only chunk: choices present and empty.
+    const usageOnly = (chunk?.choices as { length?: unknown } | undefined)?.length === 0;
+    if (!this.clientWantsUsage && usageOnly && usage) return { send: "", usage, contentBytes };
+    const filled = completeChunk(chunk, this.defaults);
+    // A chunk in the shape already held (its text needed parsing) has nothing new to teach.
+    if (!filled && !usage && !inShape && this.shapes < MAX_SHAPES) this.learn(data, chunk);
+    return {
+      send: filled ? `data: ${JSON.stringify(filled)}\n\n` : `${event}\n\n`,
+      usage,
+      contentBytes,
+    };
+  }
+
+  /** Takes the shape of a parsed chunk that needs nothing, when its one choice carries text. */
+  private learn(data: string, chunk: Chunk | undefined): void {
+    const choices = chunk?.choices;
+    if (!Array.isArray(choices) || choices.length !== 1) return;
+    const content = (choices[0] as { delta?: { content?: unknown } } | null)?.delta?.content;
+    if (typeof content !== "string") return;
+    const at = data.lastIndexOf(CONTENT_KEY);
+    if (at < 0) return;
+    const start = at + CONTENT_KEY.length;
+    // The string ends at the first quote after an even run of backslashes.
+    let end = start - 1;
+    for (;;) {
+      end = data.indexOf('"', end + 1);
+      if (end < 0) return;
+      let slashes = 0;
+      while (data.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+      if (slashes % 2 === 0) break;
+    }
+    const before = data.slice(0, start);
+    const after = data.slice(end);
+    this.shapes++;
+    let probed: Chunk | undefined;
+    try {
+      probed = JSON.parse(`${before}${PROBE_TEXT}${after}`);
+    } catch {
+      return;
+    }
+    const probedChoices = probed?.choices;
+    if (!Array.isArray(probedChoices) || probedChoices.length !== 1) return;
+    if ((probedChoices[0] as { delta?: { content?: unknown } } | null)?.delta?.content !== PROBE) return;
+    if (usageOf(probed) || completeChunk(probed, this.defaults)) return;
+    this.shape = { before, after };
+  }
+}
