@@ -70,11 +70,12 @@ export class ChunkReader {
   /** The facts of one event (its text without the blank line that ended it) and its data. */
   read(event: string, data: string): ChunkFacts {
     const shape = this.shape;
+    // Compared as slices: V8's startsWith walks a long prefix several times slower than equality.
     const inShape =
       shape !== undefined &&
       data.length >= shape.before.length + shape.after.length &&
-      data.startsWith(shape.before) &&
-      data.endsWith(shape.after);
+      data.slice(0, shape.before.length) === shape.before &&
+      data.slice(data.length - shape.after.length) === shape.after;
     if (inShape) {
       const text = data.slice(shape.before.length, data.length - shape.after.length);
       if (!NOT_PLAIN.test(text))
