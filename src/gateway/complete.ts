@@ -343,10 +343,13 @@ function relayStream(
 ): Readable {
   const out = new PassThrough();
   let client = true;
+  /** Whether the upstream's stream has ended (read to its end, or failed). */
+  let upstreamDone = false;
   out.on("close", () => {
     client = false;
-    // The client went away: stop the upstream too; what it produced so far is still charged.
-    controller.abort();
+    // The client went away: stop the upstream too; what it produced so far is still charged. Once
+    // the upstream has ended there is nothing to stop (an abort builds an error and its stack).
+    if (!upstreamDone) controller.abort();
   });
   const send = (text: string) => {
     if (client) out.write(text);
@@ -396,6 +399,7 @@ function relayStream(
         );
       }
     }
+    upstreamDone = true;
     try {
       await a.settle(a.usage(usage, completionBytes));
       const outcome = !client ? "client_closed" : failed ? "upstream_error" : "forwarded";
