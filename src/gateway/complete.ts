@@ -351,8 +351,22 @@ function relayStream(
     // the upstream has ended there is nothing to stop (an abort builds an error and its stack).
     if (!upstreamDone) controller.abort();
   });
-  const send = (text: string) => {
-    if (client) out.write(text);
+  /**
+   * Sends text on to the client. When the client takes it slower than the upstream sends, the
+   * promise to wait for before reading on, so the upstream is held back rather than its answer
+   * held in memory (docs/gateway.md#streaming).
+   */
+  const send = (text: string): Promise<void> | undefined => {
+    if (!client || out.write(text)) return undefined;
+    return new Promise<void>((resolve) => {
+      const go = () => {
+        out.off("drain", go);
+        out.off("close", go);
+        resolve();
+      };
+      out.on("drain", go);
+      out.on("close", go);
+    });
   };
   void (async () => {
     let buffer = "";
@@ -385,7 +399,8 @@ function relayStream(
           start = at + 2;
         }
         buffer = buffer.slice(start);
-        if (reply !== "") send(reply);
+        const taken = reply !== "" ? send(reply) : undefined;
+        if (taken) await taken;
       }
       buffer += decoder.decode();
       const last = buffer.trim() !== "" ? onEvent(buffer) : "";

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { after, before, describe, it } from "node:test";
@@ -81,14 +82,22 @@ const chunkEvent = (content: string) =>
  * The streamed answer's body as the gateway framed it: the data of each HTTP/1.1 chunk it wrote,
  * read from a raw socket (a client library would merge what arrives together).
  */
-async function chunksOf(origin: string, secret: string, body: unknown): Promise<string[]> {
+async function chunksOf(
+  origin: string,
+  secret: string,
+  body: unknown,
+  /** Before reading the answer (the client takes nothing until it resolves). */
+  hold?: () => Promise<void>,
+): Promise<string[]> {
   const { hostname, port } = new URL(origin);
   const payload = JSON.stringify(body);
   const socket = connect(Number(port), hostname);
+  socket.pause();
   socket.write(
     `POST /api/v1/chat/completions HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${secret}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
   );
+  await hold?.();
   const parts: Buffer[] = [];
   for await (const part of socket) parts.push(part as Buffer);
   const raw = Buffer.concat(parts);
@@ -184,6 +193,44 @@ describe("a stream is relayed read by read (docs/gateway.md#streaming)", () => {
     assert.equal(order, "seen");
     const { data, done } = events(text);
     assert.equal(data.length, 2);
+    assert.ok(done);
+  });
+  it("reads the provider only as fast as the client takes the answer", async () => {
+    const content = "a".repeat(256 * 1024);
+    const count = 256; // 64 MiB: more than every buffer between the provider and a client that waits
+    const upstreamState = { written: 0, finished: false };
+    answer = async (res) => {
+      for (let i = 0; i < count; i++) {
+        if (!res.write(chunkEvent(content))) await once(res, "drain");
+        upstreamState.written = i + 1;
+      }
+      res.write("data: [DONE]\n\n");
+      upstreamState.finished = true;
+    };
+    const key = await orgSteps(server, await server.newOrg()).key();
+    let stalled = false;
+    let sentWhenStalled = 0;
+    const chunks = await chunksOf(
+      server.origin,
+      key.secret,
+      { model: LLAMA, stream: true, messages: [{ role: "user", content: "hi" }] },
+      async () => {
+        // The client takes nothing until the provider stops getting its events through, or sends
+        // them all (which a relay that buffers the answer lets it do).
+        for (let still = 0, seen = -1; still < 20 && !upstreamState.finished; ) {
+          await sleep(100);
+          still = upstreamState.written === seen ? still + 1 : 0;
+          seen = upstreamState.written;
+        }
+        stalled = !upstreamState.finished;
+        sentWhenStalled = upstreamState.written;
+      },
+    );
+    assert.ok(stalled, `the provider sent all ${count} events to a client that read none`);
+    assert.ok(sentWhenStalled < count);
+    // Once the client reads, the rest comes through.
+    const { data, done } = events(chunks.join(""));
+    assert.equal(data.length, count);
     assert.ok(done);
   });
 });
