@@ -391,7 +391,8 @@ function relayStream(
         // A CR ending one read may pair with the LF starting the next, so the pair is joined here.
         buffer = (buffer + decoder.decode(piece as Buffer, { stream: true })).replaceAll("\r\n", "\n");
         // The events one read completes go to the client in one write: a write per event cost a
-        // system call each, most of a stream's relaying when a read carries many (docs/gateway.md#streaming).
+        // system call each, most of a stream's relaying when a read carries many
+        // (docs/gateway.md#streaming).
         let reply = "";
         let start = 0;
         for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n", start)) {

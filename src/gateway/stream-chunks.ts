@@ -36,7 +36,7 @@ interface Shape {
 }
 
 /** What a string's JSON text may hold for it to be read as it is: no quote, escape or control character. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON forbids them unescaped in a string; they are what is looked for.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what JSON forbids unescaped is looked for
 const NOT_PLAIN = /["\\\u0000-\u001f]/;
 const CONTENT_KEY = '"content":"';
 /** The text a shape is checked with: a string only the varied member can have parsed to. */
