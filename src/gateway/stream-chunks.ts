@@ -21,8 +21,8 @@ export function usageOf(value: unknown): Usage | undefined {
 
 /** What the relay takes from one event of a stream (docs/gateway.md#streaming). */
 export interface ChunkFacts {
-  /** What to send the client for it: "" for nothing. */
-  send: string;
+  /** What to send the client instead of it: null to send it as it came, "" for nothing. */
+  send: string | null;
   /** The usage it reports, if any. */
   usage: Usage | undefined;
   /** The UTF-8 bytes of the answer text its choices carry (`delta.content`). */
@@ -67,8 +67,8 @@ export class ChunkReader {
     private readonly clientWantsUsage: boolean,
   ) {}
 
-  /** The facts of one event (its text without the blank line that ended it) and its data. */
-  read(event: string, data: string): ChunkFacts {
+  /** The facts of one event, from its data. */
+  read(data: string): ChunkFacts {
     const shape = this.shape;
     // Compared as slices: V8's startsWith walks a long prefix several times slower than equality.
     const inShape =
@@ -79,7 +79,7 @@ export class ChunkReader {
     if (inShape) {
       const text = data.slice(shape.before.length, data.length - shape.after.length);
       if (!NOT_PLAIN.test(text))
-        return { send: `${event}\n\n`, usage: undefined, contentBytes: Buffer.byteLength(text) };
+        return { send: null, usage: undefined, contentBytes: Buffer.byteLength(text) };
     }
     let chunk: Chunk | undefined;
     try {
@@ -101,7 +101,7 @@ export class ChunkReader {
     // A chunk in the shape already held (its text needed parsing) has nothing new to teach.
     if (!filled && !usage && !inShape && this.shapes < MAX_SHAPES) this.learn(data, chunk);
     return {
-      send: filled ? `data: ${JSON.stringify(filled)}\n\n` : `${event}\n\n`,
+      send: filled ? `data: ${JSON.stringify(filled)}\n\n` : null,
       usage,
       contentBytes,
     };

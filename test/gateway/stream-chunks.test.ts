@@ -14,7 +14,7 @@ import { type ChunkFacts, ChunkReader, usageOf } from "../../src/gateway/stream-
 const defaults = { id: "gen-request", created: 1_700_000_000, model: "meta-llama/llama-3.1-8b-instruct" };
 
 /** Every event parsed: the facts the reader must give. */
-function parsedFacts(event: string, data: string, clientWantsUsage: boolean): ChunkFacts {
+function parsedFacts(data: string, clientWantsUsage: boolean): ChunkFacts {
   let chunk: { choices?: unknown } | undefined;
   try {
     chunk = JSON.parse(data);
@@ -30,7 +30,7 @@ function parsedFacts(event: string, data: string, clientWantsUsage: boolean): Ch
   if (!clientWantsUsage && (chunk?.choices as unknown[] | undefined)?.length === 0 && usage)
     return { send: "", usage, contentBytes };
   const filled = completeChunk(chunk, defaults);
-  return { send: filled ? `data: ${JSON.stringify(filled)}\n\n` : `${event}\n\n`, usage, contentBytes };
+  return { send: filled ? `data: ${JSON.stringify(filled)}\n\n` : null, usage, contentBytes };
 }
 
 const chunk = (content: unknown, over: Record<string, unknown> = {}) =>
@@ -59,9 +59,9 @@ afterEach(() => {
 
 function readAll(datas: string[], clientWantsUsage = false): { got: ChunkFacts[]; want: ChunkFacts[] } {
   const reader = new ChunkReader(defaults, clientWantsUsage);
-  const got = datas.map((d) => reader.read(`data: ${d}`, d));
+  const got = datas.map((d) => reader.read(d));
   const counted = parses;
-  const want = datas.map((d) => parsedFacts(`data: ${d}`, d, clientWantsUsage));
+  const want = datas.map((d) => parsedFacts(d, clientWantsUsage));
   parses = counted;
   return { got, want };
 }
