@@ -29,6 +29,40 @@ export interface ChunkFacts {
   contentBytes: number;
 }
 
+type Chunk = { choices?: unknown };
+
+/**
+ * The facts of one event's data, parsed: what every event cost before shapes, and the rule the
+ * reader's shapes keep to. `plain`: the chunk needs nothing filled in and reports no usage, so its
+ * shape may be kept.
+ */
+export function parseChunk(
+  data: string,
+  defaults: AnswerDefaults,
+  clientWantsUsage: boolean,
+): { facts: ChunkFacts; chunk: Chunk | undefined; plain: boolean } {
+  let chunk: Chunk | undefined;
+  try {
+    chunk = JSON.parse(data);
+  } catch {
+    chunk = undefined;
+  }
+  const usage = usageOf(chunk);
+  let contentBytes = 0;
+  const choices = Array.isArray(chunk?.choices) ? (chunk.choices as unknown[]) : [];
+  for (const c of choices) {
+    const content = (c as { delta?: { content?: unknown } } | null)?.delta?.content;
+    if (typeof content === "string") contentBytes += Buffer.byteLength(content);
+  }
+  // The usage-only chunk: choices present and empty.
+  const usageOnly = (chunk?.choices as { length?: unknown } | undefined)?.length === 0;
+  if (!clientWantsUsage && usageOnly && usage)
+    return { facts: { send: "", usage, contentBytes }, chunk, plain: false };
+  const filled = completeChunk(chunk, defaults);
+  const send = filled ? `data: ${JSON.stringify(filled)}\n\n` : null;
+  return { facts: { send, usage, contentBytes }, chunk, plain: !filled && !usage };
+}
+
 /** A chunk's text around its one choice's `delta.content` string, whose value alone varies. */
 interface Shape {
   before: string;
@@ -44,8 +78,6 @@ const PROBE_TEXT = "probe\\u0000";
 const PROBE = "probe\u0000";
 /** Shapes taken per stream at most: an upstream whose chunks differ in more than their text is parsed. */
 const MAX_SHAPES = 4;
-
-type Chunk = { choices?: unknown };
 
 /**
  * Reads the events of one streamed answer. Every event is parsed, except one that differs from an
@@ -81,30 +113,11 @@ export class ChunkReader {
       if (!NOT_PLAIN.test(text))
         return { send: null, usage: undefined, contentBytes: Buffer.byteLength(text) };
     }
-    let chunk: Chunk | undefined;
-    try {
-      chunk = JSON.parse(data);
-    } catch {
-      chunk = undefined;
-    }
-    const usage = usageOf(chunk);
-    let contentBytes = 0;
-    const choices = Array.isArray(chunk?.choices) ? (chunk.choices as unknown[]) : [];
-    for (const c of choices) {
-      const content = (c as { delta?: { content?: unknown } } | null)?.delta?.content;
-      if (typeof content === "string") contentBytes += Buffer.byteLength(content);
-    }
-    // The usage-only chunk: choices present and empty.
-    const usageOnly = (chunk?.choices as { length?: unknown } | undefined)?.length === 0;
-    if (!this.clientWantsUsage && usageOnly && usage) return { send: "", usage, contentBytes };
-    const filled = completeChunk(chunk, this.defaults);
+    const parsed = parseChunk(data, this.defaults, this.clientWantsUsage);
+    const { facts, chunk } = parsed;
     // A chunk in the shape already held (its text needed parsing) has nothing new to teach.
-    if (!filled && !usage && !inShape && this.shapes < MAX_SHAPES) this.learn(data, chunk);
-    return {
-      send: filled ? `data: ${JSON.stringify(filled)}\n\n` : null,
-      usage,
-      contentBytes,
-    };
+    if (parsed.plain && !inShape && this.shapes < MAX_SHAPES) this.learn(data, chunk);
+    return facts;
   }
 
   /** Takes the shape of a parsed chunk that needs nothing, when its one choice carries text. */

@@ -2,8 +2,7 @@ import "../helpers/property-seed.js";
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import fc from "fast-check";
-import { completeChunk } from "../../src/gateway/response-fields.js";
-import { type ChunkFacts, ChunkReader, usageOf } from "../../src/gateway/stream-chunks.js";
+import { type ChunkFacts, ChunkReader, parseChunk } from "../../src/gateway/stream-chunks.js";
 
 /**
  * The relay reads each event of a streamed answer for its usage, its text's bytes and what to send
@@ -13,25 +12,9 @@ import { type ChunkFacts, ChunkReader, usageOf } from "../../src/gateway/stream-
 
 const defaults = { id: "gen-request", created: 1_700_000_000, model: "meta-llama/llama-3.1-8b-instruct" };
 
-/** Every event parsed: the facts the reader must give. */
-function parsedFacts(data: string, clientWantsUsage: boolean): ChunkFacts {
-  let chunk: { choices?: unknown } | undefined;
-  try {
-    chunk = JSON.parse(data);
-  } catch {
-    chunk = undefined;
-  }
-  const usage = usageOf(chunk);
-  let contentBytes = 0;
-  for (const c of Array.isArray(chunk?.choices) ? chunk.choices : []) {
-    const content = (c as { delta?: { content?: unknown } } | null)?.delta?.content;
-    if (typeof content === "string") contentBytes += Buffer.byteLength(content);
-  }
-  if (!clientWantsUsage && (chunk?.choices as unknown[] | undefined)?.length === 0 && usage)
-    return { send: "", usage, contentBytes };
-  const filled = completeChunk(chunk, defaults);
-  return { send: filled ? `data: ${JSON.stringify(filled)}\n\n` : null, usage, contentBytes };
-}
+/** Every event parsed (the reader without its shapes): the facts the reader must give. */
+const parsedFacts = (data: string, clientWantsUsage: boolean): ChunkFacts =>
+  parseChunk(data, defaults, clientWantsUsage).facts;
 
 const chunk = (content: unknown, over: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -142,5 +125,34 @@ describe("streamed chunks read by their shape (docs/gateway.md#streaming)", () =
       }),
       { numRuns: 300 },
     );
+  });
+  it("a parsed chunk: its usage read, the usage-only chunk kept back unless asked for, its text's UTF-8 bytes counted, missing fields filled", () => {
+    const usageOnly = JSON.stringify({
+      ...JSON.parse(chunk("")),
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 7.2 },
+    });
+    assert.deepEqual(parseChunk(usageOnly, defaults, false).facts, {
+      send: "",
+      usage: { prompt_tokens: 3, completion_tokens: 8 },
+      contentBytes: 0,
+    });
+    assert.equal(parseChunk(usageOnly, defaults, true).facts.send, null);
+    assert.deepEqual(parseChunk(chunk("é🎉"), defaults, false).facts, {
+      send: null,
+      usage: undefined,
+      contentBytes: 6,
+    });
+    const lacking = parseChunk(chunk("a", { id: "", model: "" }), defaults, false).facts.send ?? "";
+    assert.deepEqual(JSON.parse(lacking.slice("data: ".length)), {
+      ...JSON.parse(chunk("a")),
+      id: defaults.id,
+      model: defaults.model,
+    });
+    assert.deepEqual(parseChunk("not json", defaults, false).facts, {
+      send: null,
+      usage: undefined,
+      contentBytes: 0,
+    });
   });
 });
