@@ -352,15 +352,20 @@ function relayStream(
     // the upstream has ended there is nothing to stop (an abort builds an error and its stack).
     if (!upstreamDone) controller.abort();
   });
+  // A client may take nothing for as long as the provider may stay silent between chunks.
+  const patience = a.gw.upstreams.timeoutOf(a.endpoint.provider);
   /**
    * Sends text on to the client. When the client takes it slower than the upstream sends, the
    * promise to wait for before reading on, so the upstream is held back rather than its answer
-   * held in memory (docs/gateway.md#streaming).
+   * held in memory; a client that takes nothing for `patience` is cut off, as a silent provider
+   * is (docs/gateway.md#streaming).
    */
   const send = (text: string): Promise<void> | undefined => {
     if (!client || out.write(text)) return undefined;
     return new Promise<void>((resolve) => {
+      const cut = setTimeout(() => out.destroy(), patience);
       const go = () => {
+        clearTimeout(cut);
         out.off("drain", go);
         out.off("close", go);
         resolve();

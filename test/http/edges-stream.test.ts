@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { chat, events, LLAMA } from "./gateway-support.js";
 import { orgSteps } from "./org-support.js";
@@ -232,5 +233,71 @@ describe("a stream is relayed read by read (docs/gateway.md#streaming)", () => {
     const { data, done } = events(chunks.join(""));
     assert.equal(data.length, count);
     assert.ok(done);
+  });
+});
+
+describe("a client that takes nothing of a stream is cut off (docs/gateway.md#streaming)", () => {
+  let server: TestServer;
+  let upstream: Server;
+  const state = { written: 0, stopped: false };
+  const count = 256;
+  before(async () => {
+    const content = "a".repeat(256 * 1024);
+    upstream = createServer((req, res) => {
+      req.resume();
+      req.on("end", async () => {
+        const stopped = once(res, "close").then(() => {
+          state.stopped = state.written < count;
+        });
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        for (let i = 0; i < count && !res.destroyed; i++) {
+          if (!res.write(chunkEvent(content))) await Promise.race([once(res, "drain"), stopped]);
+          state.written = i + 1;
+        }
+        res.end("data: [DONE]\n\n");
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+    // The provider may stay silent for 1.5 s between chunks, and so may the client take nothing.
+    const base = loadCatalogFile(DEFAULT_CONFIG_FILE);
+    const catalog = { ...base, providers: base.providers.map((p) => ({ ...p, timeout_ms: 1_500 })) };
+    server = await startTestServer({ catalog, upstreamUrl: url, providerKeys: { local: "k" } });
+  });
+  after(async () => {
+    await server.close();
+    upstream.close();
+  });
+
+  it("after the provider's timeout_ms of taking nothing: the provider's stream is stopped and the connection closed", async () => {
+    const key = await orgSteps(server, await server.newOrg()).key();
+    const { hostname, port } = new URL(server.origin);
+    const payload = JSON.stringify({
+      model: LLAMA,
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
+    const socket = connect(Number(port), hostname);
+    socket.pause();
+    socket.write(
+      `POST /api/v1/chat/completions HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${key.secret}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+    );
+    // The client reads nothing; the gateway has 30 s to give up on it.
+    for (let waited = 0; !state.stopped && waited < 30_000; waited += 100) await sleep(100);
+    // Should it not have, the client leaves, so that the server can close after the failure.
+    if (!state.stopped) socket.destroy();
+    assert.ok(state.stopped, "the provider's stream went on for a client that took nothing");
+    assert.ok(state.written < count);
+    // What reached the client ends with the connection, without [DONE]: the answer is cut short.
+    let received = "";
+    socket.on("data", (part: Buffer) => {
+      received += part.toString("latin1");
+    });
+    socket.on("error", () => {});
+    socket.resume();
+    await Promise.race([once(socket, "close"), sleep(30_000)]);
+    assert.ok(socket.destroyed, "the gateway kept the connection open");
+    assert.ok(!received.includes("data: [DONE]"));
   });
 });
