@@ -21,6 +21,12 @@ export interface GatewayLog {
   error(details: object, message: string): void;
 }
 
+/**
+ * How much of a streamed answer the relay keeps for a client that reads slower than the provider
+ * sends (on each side of its PassThrough, so about twice this in all).
+ */
+const CLIENT_ALLOWANCE = 512 * 1024;
+
 /** Largest upstream answer read whole (non-streaming). */
 const MAX_UPSTREAM_BODY = 32 * 1024 * 1024;
 /** A reservation outlives the provider's time-out by this much before the sweep may release it. */
@@ -342,7 +348,10 @@ function relayStream(
   controller: AbortController,
   defaults: AnswerDefaults,
 ): Readable {
-  const out = new PassThrough();
+  // Up to this much of the answer waits for a slow client in the gateway, so an answer of ordinary
+  // size is read, and settled, at the provider's pace whoever reads it; beyond it the relay waits
+  // for the client (docs/gateway.md#streaming).
+  const out = new PassThrough({ highWaterMark: CLIENT_ALLOWANCE });
   let client = true;
   /** Whether the upstream's stream has ended (read to its end, or failed). */
   let upstreamDone = false;
