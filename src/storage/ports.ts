@@ -113,6 +113,12 @@ export interface SpendStore {
   /** Gives a reservation back; nothing when it was already settled or released. */
   release(reservation: HeldReservation): Promise<void>;
   /**
+   * Moves a reservation's expiry to `expiresAt`, for a request still in flight past its first one
+   * (a long stream): the expiry sweep must not give back what it still holds. Nothing when it was
+   * already settled, released or swept.
+   */
+  renew(reservation: HeldReservation, expiresAt: string): Promise<void>;
+  /**
    * What this process holds in memory on each counter, in the order asked: on SQLite, where one
    * process owns the file, reservations are held there and never written. Absent where every
    * reservation is in the database (PostgreSQL: instances share it).

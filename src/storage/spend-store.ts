@@ -121,5 +121,14 @@ export function kyselySpendStore(transact: Transact): SpendStore {
     async release(reservation) {
       await transact((tx) => releaseIn(tx, reservation));
     },
+    async renew(reservation, expiresAt) {
+      await transact((tx) =>
+        tx
+          .updateTable("budget_reservations")
+          .set({ expires_at: expiresAt })
+          .where("id", "=", reservation.id)
+          .execute(),
+      );
+    },
   };
 }

@@ -8,8 +8,8 @@ import { freshDatabase, TEST_DATABASE_KIND } from "../helpers/server.js";
 import { ledger as ledgerRow } from "./spend-fixtures.js";
 
 /**
- * The spend store contract (docs/gateway.md#budgets): one script of reserve, admit, settle, release
- * and expiry writes, run on the reference store (the Kysely one, spend-store.ts) and on the store the
+ * The spend store contract (docs/gateway.md#budgets): one script of reserve, admit, settle, release,
+ * renewal and expiry writes, run on the reference store (the Kysely one, spend-store.ts) and on the store the
  * service uses on this database (SQLite's synchronous path, or PostgreSQL's batch function). Both
  * must leave the same trace, and that trace is the one written out below, so a rule changed in one
  * implementation only, or in all three the same wrong way, fails here. Reservations are read where
@@ -128,6 +128,11 @@ async function runScript(database: DatabaseHandle, store: SpendStore, tag: strin
   // held it settles late and adds only its cost, while a reservation still held stays.
   steps.push(await store.reserve(org, [{ key: a, limit: 1000 }], 200, row("late", 200, CREATED)));
   steps.push(await store.reserve(org, [{ key: a, limit: 1000 }], 100, row("open", 100)));
+  // A request still in flight past its hold's expiry renews it, and the sweep leaves it; renewing
+  // one given back already changes nothing.
+  steps.push(await store.reserve(org, [{ key: a, limit: 1000 }], 100, row("kept", 100, CREATED)));
+  await store.renew(held("kept", [a], 100), "2026-11-22T11:00:00.000Z");
+  await store.renew(held("r3", [c], 200), "2026-11-22T11:00:00.000Z");
   // What the sweep finds: expired rows, and expired holds a store keeps in memory (SQLite's).
   const expired = [
     ...(await findExpiredReservations(database.db, SWEEP_AT, 1000)),
@@ -190,11 +195,12 @@ const EXPECTED: Trace = {
     { admitted: false, index: 0, reason: "request_exceeds_budget", tokens_that_fit: 5 },
     -1,
     -1,
+    -1,
     ["late"],
   ],
   counters: [
-    // a: r1 settled at 120, "late" swept and then settled at 50, "open" still held.
-    [170, 100],
+    // a: r1 settled at 120, "late" swept and then settled at 50, "open" and "kept" still held.
+    [170, 200],
     // b: refused twice, never written.
     [0, 0],
     // c: filled, then released once.
@@ -202,7 +208,7 @@ const EXPECTED: Trace = {
     // d: ad1 settled at 900, ad2 still held.
     [900, 3900],
   ],
-  reservations: ["ad2", "open"],
+  reservations: ["ad2", "kept", "open"],
   ledger: 4,
   rollup: [
     { guardrail: "", requests: 4, cost: 1077 },
@@ -221,7 +227,7 @@ describe(`spend stores keep one contract on ${TEST_DATABASE_KIND} (docs/gateway.
     await remove();
   });
 
-  it("the reference store (Kysely) leaves the trace the rules give: reserve, admit, settle, release, expiry", async () => {
+  it("the reference store (Kysely) leaves the trace the rules give: reserve, admit, settle, release, renewal, expiry", async () => {
     assert.deepEqual(await runScript(database, kyselySpendStore(database.transact), "reference"), EXPECTED);
   });
 

@@ -126,5 +126,12 @@ export function postgresSpendStore(
     async release(reservation) {
       await submit({ kind: "release", reservation });
     },
+    async renew(reservation, expiresAt) {
+      // Once a minute or so for a long request: no batch to share.
+      await pool.query("update budget_reservations set expires_at = $1 where id = $2", [
+        expiresAt,
+        reservation.id,
+      ]);
+    },
   };
 }

@@ -33,6 +33,14 @@ export class Holds {
     for (const c of counters) this.byCounter.set(c, this.on(c) + amount);
   }
 
+  /** Moves a hold's expiry; false when there is no hold by that id. */
+  renew(id: string, expiresAt: string): boolean {
+    const hold = this.byId.get(id);
+    if (!hold) return false;
+    hold.row = { ...hold.row, expires_at: expiresAt };
+    return true;
+  }
+
   has(id: string): boolean {
     return this.byId.has(id);
   }

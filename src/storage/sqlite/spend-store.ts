@@ -45,6 +45,7 @@ export function sqliteSpendStore(
   );
   // A reservation written by an older version (or the reference store): given back as they do.
   const dropRow = sqlite.prepare("delete from budget_reservations where id = ?");
+  const renewRow = sqlite.prepare("update budget_reservations set expires_at = ? where id = ?");
   const takeBack = sqlite.prepare(
     `update budget_usage set reserved_micros = case when reserved_micros > ? then reserved_micros - ? else 0 end where ${KEY_WHERE}`,
   );
@@ -263,6 +264,11 @@ export function sqliteSpendStore(
     async release(reservation) {
       if (holds.drop(reservation.id)) return;
       await write(() => releaseRow(reservation));
+    },
+    async renew(reservation, expiresAt) {
+      if (holds.renew(reservation.id, expiresAt)) return;
+      // A reservation an older version (or the reference store) wrote, as the reference renews it.
+      await write(() => renewRow.run(expiresAt, reservation.id));
     },
     held(_organizationId, counters) {
       return counters.map((k) => holds.on(counterName(k)));
