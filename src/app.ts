@@ -89,6 +89,8 @@ export interface AppOptions {
   scan?: ScanSettings;
   /** Output reserved under a budget when a request names none (defaults: DEFAULT_OUTPUT_ALLOWANCE). */
   output?: OutputAllowance;
+  /** How long a budget hold outlasts its provider's time-out (default: HOLD_MARGIN_MS, a minute). */
+  holdMarginMs?: number;
   /** Budget alerts' webhook and delivery (defaults: DEFAULT_ALERT_SETTINGS, no webhook). */
   alerts?: AlertSettings;
   /** The built browser console (defaults: dist/console, written by npm run build). */
@@ -230,6 +232,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     scanner,
     alerts,
     ...(options.output ? { output: options.output } : {}),
+    ...(options.holdMarginMs !== undefined ? { holdMarginMs: options.holdMarginMs } : {}),
   };
   healthRoutes(app, deps);
   metricsRoutes(app, gateway.metrics);

@@ -29,7 +29,10 @@ const CLIENT_ALLOWANCE = 512 * 1024;
 
 /** Largest upstream answer read whole (non-streaming). */
 const MAX_UPSTREAM_BODY = 32 * 1024 * 1024;
-/** A reservation outlives the provider's time-out by this much before the sweep may release it. */
+/**
+ * A reservation outlives the provider's time-out by this much before the sweep may release it; a
+ * request still in flight renews it at half its length (docs/behaviour.md#budget-reservations).
+ */
 const HOLD_MARGIN_MS = 60_000;
 
 /** The response header that carries the output cap the budgets set (docs/gateway.md#budgets). */
@@ -43,6 +46,8 @@ export type GatewayAnswer = (
 /** One forwarded request: what to charge it and how to answer for it. */
 class Attempt {
   reservation: Reservation | null = null;
+  /** The timer that renews the reservation (keepHeld). */
+  private renewal: NodeJS.Timeout | undefined;
   endpoint: Endpoint;
   started = process.hrtime.bigint();
 
@@ -67,7 +72,25 @@ class Attempt {
     };
   }
 
+  /**
+   * Renews the reservation at half its hold while the request is in flight, so that a request that
+   * runs longer than its first hold (a long stream) is never swept while it still spends.
+   */
+  keepHeld(holdMs: number): void {
+    const reservation = this.reservation;
+    if (!reservation) return;
+    const services = this.gw.services;
+    this.renewal = setInterval(() => {
+      const expiresAt = new Date(services.now().getTime() + holdMs).toISOString();
+      services.spend.renew(reservation, expiresAt).catch((err: unknown) => {
+        this.log.warn({ err }, "renewing a budget reservation failed");
+      });
+    }, holdMs / 2);
+    this.renewal.unref();
+  }
+
   async settle(usage: Usage): Promise<void> {
+    clearInterval(this.renewal);
     const cost = costMicros(this.model, this.endpoint, usage.prompt_tokens, usage.completion_tokens);
     const provider = this.endpoint.provider;
     await settle(this.gw.services, this.reservation, {
@@ -90,6 +113,7 @@ class Attempt {
   }
 
   async release(): Promise<void> {
+    clearInterval(this.renewal);
     await release(this.gw.services, this.reservation);
   }
 
@@ -248,7 +272,7 @@ export async function completeChat(
   if (!decision.allowed) refuse(gw, decision);
   const model = decision.model as Model;
   const attempt = new Attempt(gw, keyPolicy, model, prepared, requestId, log);
-  const hold = gw.upstreams.timeoutOf(attempt.endpoint.provider) + HOLD_MARGIN_MS;
+  const hold = gw.upstreams.timeoutOf(attempt.endpoint.provider) + (gw.holdMarginMs ?? HOLD_MARGIN_MS);
   const allowance = gw.output ?? DEFAULT_OUTPUT_ALLOWANCE;
   const admitted = await admitRequest(
     gw.services,
@@ -282,6 +306,8 @@ export async function completeChat(
   // Only a stream is stopped when its client goes away; a signal costs every request listeners.
   const controller = stream ? new AbortController() : undefined;
   let reply: UpstreamReply;
+  // From here every way out settles or releases, which ends the renewals.
+  attempt.keepHeld(hold);
   try {
     reply = await sendToUpstream(attempt, forwarded, request, controller?.signal);
   } catch (err) {

@@ -25,6 +25,8 @@ export interface GatewayDeps {
   output?: OutputAllowance;
   /** Budget alerts, checked after each settlement off the request path. */
   alerts?: BudgetAlerts;
+  /** How long a budget hold outlasts its provider's time-out (default: complete.ts's HOLD_MARGIN_MS). */
+  holdMarginMs?: number;
 }
 
 /**

@@ -57,6 +57,8 @@ export interface TestServerOptions {
   scan?: ScanSettings;
   /** Output reserved under a budget for a request without max_tokens (defaults otherwise). */
   output?: OutputAllowance;
+  /** How long a budget hold outlasts its provider's time-out (a minute otherwise). */
+  holdMarginMs?: number;
   /** Serve this database (from freshDatabase) instead of a new one; close() then leaves it open. */
   database?: { database: DatabaseHandle; url: string };
   /** Budget alerts' webhook and delivery (no webhook otherwise). */
@@ -130,6 +132,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.scan ? { scan: options.scan } : {}),
     ...(options.output ? { output: options.output } : {}),
+    ...(options.holdMarginMs !== undefined ? { holdMarginMs: options.holdMarginMs } : {}),
     ...(options.alerts ? { alerts: options.alerts } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(lines ? { logger: serviceLogger("info", { write: (line: string) => void lines.push(line) }) } : {}),

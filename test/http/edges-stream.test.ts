@@ -5,6 +5,7 @@ import { type AddressInfo, connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
+import { releaseExpired } from "../../src/services/release-expired-reservations.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { chat, events, LLAMA } from "./gateway-support.js";
 import { orgSteps } from "./org-support.js";
@@ -299,5 +300,61 @@ describe("a client that takes nothing of a stream is cut off (docs/gateway.md#st
     await Promise.race([once(socket, "close"), sleep(30_000)]);
     assert.ok(socket.destroyed, "the gateway kept the connection open");
     assert.ok(!received.includes("data: [DONE]"));
+  });
+});
+
+describe("a long stream keeps its budget hold (docs/behaviour.md#budget-reservations)", () => {
+  let server: TestServer;
+  let upstream: Server;
+  before(async () => {
+    upstream = createServer((req, res) => {
+      req.resume();
+      req.on("end", async () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        // An event every 100 ms for 2 s: within the provider's time-out, past the first hold.
+        for (let i = 0; i < 20 && !res.destroyed; i++) {
+          res.write(chunkEvent(`part${i} `));
+          await sleep(100);
+        }
+        res.end(
+          `data: ${JSON.stringify({ id: "c2", object: "chat.completion.chunk", created: 1, model: LLAMA, choices: [], usage: { prompt_tokens: 5, completion_tokens: 20 } })}\n\ndata: [DONE]\n\n`,
+        );
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+    // A hold of 400 + 200 ms: it would expire a third of the way through the stream.
+    const base = loadCatalogFile(DEFAULT_CONFIG_FILE);
+    const catalog = { ...base, providers: base.providers.map((p) => ({ ...p, timeout_ms: 400 })) };
+    server = await startTestServer({
+      catalog,
+      holdMarginMs: 200,
+      upstreamUrl: url,
+      providerKeys: { local: "k" },
+    });
+  });
+  after(async () => {
+    await server.close();
+    upstream.close();
+  });
+
+  it("the expiry sweep finds nothing to give back while the stream runs, and the stream is settled", async () => {
+    const org = await server.newOrg();
+    const steps = orgSteps(server, org);
+    const key = await steps.key();
+    const guardrail = await steps.guardrail({ limit_usd: 100, reset_interval: "daily" });
+    await steps.assignKeys(guardrail.id, [key.hash]);
+    const answer = chat(server, key.secret, {
+      model: LLAMA,
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
+    // Well past the first hold's expiry, while the stream still runs.
+    await sleep(1_200);
+    const swept = await releaseExpired(server.deps);
+    const res = await answer;
+    assert.equal(res.status, 200, res.text);
+    assert.equal(swept, 0, "the sweep gave back the hold of a request still streaming");
+    assert.ok(events(res.text).done);
   });
 });
