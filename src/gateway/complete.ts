@@ -434,10 +434,9 @@ function relayStream(
       for await (const piece of upstream) {
         // A CR ending one read may pair with the LF starting the next, so the pair is joined here.
         buffer = (buffer + decoder.write(piece as Buffer)).replaceAll("\r\n", "\n");
-        // The events one read completes go to the client in one write: a write per event cost a
-        // system call each, most of a stream's relaying when a read carries many
-        // (docs/gateway.md#streaming).
-        // Events that go on as they came are sent as the run of the text they stand in, whole.
+        // The events one read completes go to the client in one write (a write per event cost a
+        // system call each, docs/gateway.md#streaming); those that go on as they came are sent as
+        // the run of the text they stand in, whole.
         let reply = "";
         let run = 0;
         let start = 0;

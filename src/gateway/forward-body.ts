@@ -22,7 +22,7 @@ export function forwardedText(
 }
 
 /** The end (exclusive) of the JSON string whose opening quote is at `start`; -1 if it never closes. */
-function stringEnd(text: string, start: number): number {
+export function stringEnd(text: string, start: number): number {
   let end = start;
   for (;;) {
     end = text.indexOf('"', end + 1);

@@ -1,3 +1,4 @@
+import { stringEnd } from "./forward-body.js";
 import { type AnswerDefaults, completeChunk } from "./response-fields.js";
 
 /** Token counts an upstream reports. */
@@ -129,17 +130,11 @@ export class ChunkReader {
     const at = data.lastIndexOf(CONTENT_KEY);
     if (at < 0) return;
     const start = at + CONTENT_KEY.length;
-    // The string ends at the first quote after an even run of backslashes.
-    let end = start - 1;
-    for (;;) {
-      end = data.indexOf('"', end + 1);
-      if (end < 0) return;
-      let slashes = 0;
-      while (data.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
-      if (slashes % 2 === 0) break;
-    }
+    // The string's opening quote ends the key; `after` starts with its closing one.
+    const end = stringEnd(data, start - 1);
+    if (end < 0) return;
     const before = data.slice(0, start);
-    const after = data.slice(end);
+    const after = data.slice(end - 1);
     this.shapes++;
     let probed: Chunk | undefined;
     try {

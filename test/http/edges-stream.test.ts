@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -117,27 +117,57 @@ async function chunksOf(
   return chunks;
 }
 
-describe("a stream is relayed read by read (docs/gateway.md#streaming)", () => {
-  let server: TestServer;
-  let upstream: Server;
-  /** What the upstream does with each request: set by the test that sends it. */
-  let answer: (res: import("node:http").ServerResponse) => Promise<void>;
+/**
+ * A provider whose every answer is the event stream `stream` writes, and a gateway in front of it
+ * (with the providers' `timeout_ms` and the holds' margin given), started before the enclosing
+ * describe block's tests and closed after them.
+ */
+function streamingProvider(
+  stream: (res: ServerResponse) => Promise<void>,
+  options: { timeoutMs?: number; holdMarginMs?: number } = {},
+): { readonly server: TestServer } {
+  let server: TestServer | undefined;
+  let upstream: Server | undefined;
   before(async () => {
-    upstream = createServer((req, res) => {
+    const provider = createServer((req, res) => {
       req.resume();
       req.on("end", () => {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        void answer(res).then(() => res.end());
+        void stream(res).then(() => {
+          if (!res.writableEnded) res.end();
+        });
       });
     });
-    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
-    server = await startTestServer({ upstreamUrl: url, providerKeys: { local: "k" } });
+    upstream = provider;
+    await new Promise<void>((resolve) => provider.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`;
+    const base = loadCatalogFile(DEFAULT_CONFIG_FILE);
+    const { timeoutMs, holdMarginMs } = options;
+    server = await startTestServer({
+      ...(timeoutMs === undefined
+        ? {}
+        : { catalog: { ...base, providers: base.providers.map((p) => ({ ...p, timeout_ms: timeoutMs })) } }),
+      ...(holdMarginMs === undefined ? {} : { holdMarginMs }),
+      upstreamUrl: url,
+      providerKeys: { local: "k" },
+    });
   });
   after(async () => {
-    await server.close();
-    upstream.close();
+    await server?.close();
+    upstream?.close();
   });
+  return {
+    get server() {
+      if (!server) throw new Error("the gateway starts in the describe block's before hook");
+      return server;
+    },
+  };
+}
+
+describe("a stream is relayed read by read (docs/gateway.md#streaming)", () => {
+  /** What the upstream does with each request: set by the test that sends it. */
+  let answer: (res: ServerResponse) => Promise<void>;
+  const provider = streamingProvider((res) => answer(res));
 
   it("passes on the events of one read in one write, not a write per event", async () => {
     const words = Array.from({ length: 40 }, (_, i) => `word${i} `);
@@ -148,8 +178,8 @@ describe("a stream is relayed read by read (docs/gateway.md#streaming)", () => {
         `data: ${JSON.stringify({ id: "c2", object: "chat.completion.chunk", created: 1, model: LLAMA, choices: [], usage: { prompt_tokens: 3, completion_tokens: 40 } })}\n\ndata: [DONE]\n\n`,
       );
     };
-    const key = await orgSteps(server, await server.newOrg()).key();
-    const chunks = await chunksOf(server.origin, key.secret, {
+    const key = await orgSteps(provider.server, await provider.server.newOrg()).key();
+    const chunks = await chunksOf(provider.server.origin, key.secret, {
       model: LLAMA,
       stream: true,
       messages: [{ role: "user", content: "hi" }],
@@ -179,8 +209,8 @@ describe("a stream is relayed read by read (docs/gateway.md#streaming)", () => {
       res.write(chunkEvent("second"));
       res.write("data: [DONE]\n\n");
     };
-    const key = await orgSteps(server, await server.newOrg()).key();
-    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+    const key = await orgSteps(provider.server, await provider.server.newOrg()).key();
+    const res = await fetch(`${provider.server.baseUrl}/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
       body: JSON.stringify({ model: LLAMA, stream: true, messages: [{ role: "user", content: "hi" }] }),
@@ -209,11 +239,11 @@ describe("a stream is relayed read by read (docs/gateway.md#streaming)", () => {
       res.write("data: [DONE]\n\n");
       upstreamState.finished = true;
     };
-    const key = await orgSteps(server, await server.newOrg()).key();
+    const key = await orgSteps(provider.server, await provider.server.newOrg()).key();
     let stalled = false;
     let sentWhenStalled = 0;
     const chunks = await chunksOf(
-      server.origin,
+      provider.server.origin,
       key.secret,
       { model: LLAMA, stream: true, messages: [{ role: "user", content: "hi" }] },
       async () => {
@@ -238,41 +268,27 @@ describe("a stream is relayed read by read (docs/gateway.md#streaming)", () => {
 });
 
 describe("a client that takes nothing of a stream is cut off (docs/gateway.md#streaming)", () => {
-  let server: TestServer;
-  let upstream: Server;
   const state = { written: 0, stopped: false };
   const count = 256;
-  before(async () => {
-    const content = "a".repeat(256 * 1024);
-    upstream = createServer((req, res) => {
-      req.resume();
-      req.on("end", async () => {
-        const stopped = once(res, "close").then(() => {
-          state.stopped = state.written < count;
-        });
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        for (let i = 0; i < count && !res.destroyed; i++) {
-          if (!res.write(chunkEvent(content))) await Promise.race([once(res, "drain"), stopped]);
-          state.written = i + 1;
-        }
-        res.end("data: [DONE]\n\n");
+  const content = "a".repeat(256 * 1024);
+  // The provider may stay silent for 1.5 s between chunks, and so may the client take nothing.
+  const provider = streamingProvider(
+    async (res) => {
+      const stopped = once(res, "close").then(() => {
+        state.stopped = state.written < count;
       });
-    });
-    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
-    // The provider may stay silent for 1.5 s between chunks, and so may the client take nothing.
-    const base = loadCatalogFile(DEFAULT_CONFIG_FILE);
-    const catalog = { ...base, providers: base.providers.map((p) => ({ ...p, timeout_ms: 1_500 })) };
-    server = await startTestServer({ catalog, upstreamUrl: url, providerKeys: { local: "k" } });
-  });
-  after(async () => {
-    await server.close();
-    upstream.close();
-  });
+      for (let i = 0; i < count && !res.destroyed; i++) {
+        if (!res.write(chunkEvent(content))) await Promise.race([once(res, "drain"), stopped]);
+        state.written = i + 1;
+      }
+      res.end("data: [DONE]\n\n");
+    },
+    { timeoutMs: 1_500 },
+  );
 
   it("after the provider's timeout_ms of taking nothing: the provider's stream is stopped and the connection closed", async () => {
-    const key = await orgSteps(server, await server.newOrg()).key();
-    const { hostname, port } = new URL(server.origin);
+    const key = await orgSteps(provider.server, await provider.server.newOrg()).key();
+    const { hostname, port } = new URL(provider.server.origin);
     const payload = JSON.stringify({
       model: LLAMA,
       stream: true,
@@ -304,41 +320,23 @@ describe("a client that takes nothing of a stream is cut off (docs/gateway.md#st
 });
 
 describe("a long stream keeps its budget hold (docs/behaviour.md#budget-reservations)", () => {
-  let server: TestServer;
-  let upstream: Server;
-  before(async () => {
-    upstream = createServer((req, res) => {
-      req.resume();
-      req.on("end", async () => {
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        // An event every 100 ms for 2 s: within the provider's time-out, past the first hold.
-        for (let i = 0; i < 20 && !res.destroyed; i++) {
-          res.write(chunkEvent(`part${i} `));
-          await sleep(100);
-        }
-        res.end(
-          `data: ${JSON.stringify({ id: "c2", object: "chat.completion.chunk", created: 1, model: LLAMA, choices: [], usage: { prompt_tokens: 5, completion_tokens: 20 } })}\n\ndata: [DONE]\n\n`,
-        );
-      });
-    });
-    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
-    // A hold of 400 + 200 ms: it would expire a third of the way through the stream.
-    const base = loadCatalogFile(DEFAULT_CONFIG_FILE);
-    const catalog = { ...base, providers: base.providers.map((p) => ({ ...p, timeout_ms: 400 })) };
-    server = await startTestServer({
-      catalog,
-      holdMarginMs: 200,
-      upstreamUrl: url,
-      providerKeys: { local: "k" },
-    });
-  });
-  after(async () => {
-    await server.close();
-    upstream.close();
-  });
+  // A hold of 400 + 200 ms: it would expire a third of the way through the stream.
+  const provider = streamingProvider(
+    async (res) => {
+      // An event every 100 ms for 2 s: within the provider's time-out, past the first hold.
+      for (let i = 0; i < 20 && !res.destroyed; i++) {
+        res.write(chunkEvent(`part${i} `));
+        await sleep(100);
+      }
+      res.end(
+        `data: ${JSON.stringify({ id: "c2", object: "chat.completion.chunk", created: 1, model: LLAMA, choices: [], usage: { prompt_tokens: 5, completion_tokens: 20 } })}\n\ndata: [DONE]\n\n`,
+      );
+    },
+    { timeoutMs: 400, holdMarginMs: 200 },
+  );
 
   it("the expiry sweep finds nothing to give back while the stream runs, and the stream is settled", async () => {
+    const server = provider.server;
     const org = await server.newOrg();
     const steps = orgSteps(server, org);
     const key = await steps.key();
