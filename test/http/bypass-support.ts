@@ -120,7 +120,7 @@ export function skeleton(texts: string[]): string {
       const payload = m[1] as string;
       const b64 = payload.replace(/\s+/g, "").replaceAll("-", "+").replaceAll("_", "/");
       const bytes = Buffer.from(b64, "base64");
-      decoded.push(bytes.toString("utf8"), bytes.toString("utf16le"), bytes.swap16 ? swapped(bytes) : "");
+      decoded.push(bytes.toString("utf8"), bytes.toString("utf16le"), swapped(bytes));
       try {
         decoded.push(decodeURIComponent(payload));
       } catch {
