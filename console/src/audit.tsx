@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { when } from "./api.js";
-import { PagedTable, usePaged } from "./ui.js";
+import { changesOf } from "./audit-change.js";
+import { ErrorText, type Paged, Pager, usePaged } from "./ui.js";
 
 interface Entry {
   id: string;
@@ -78,30 +79,75 @@ export function AuditLog() {
           />
         </div>
       </form>
-      <PagedTable
-        paged={paged}
-        empty="No changes match these filters."
-        caption="Management changes, newest first"
-        head={["When", "Action", "Resource", "Actor", "Change"]}
-        row={(e) => (
-          <tr key={e.id}>
-            <td>{when(e.created_at)}</td>
-            <td>{e.action}</td>
-            <td>
-              {e.resource_type} <code>{e.resource_id}</code>
-            </td>
-            <td>
-              <code title={e.actor_key_hash}>{e.actor_key_hash.slice(0, 12)}</code>
-            </td>
-            <td>
-              <details>
-                <summary>Before and after</summary>
-                <pre>{JSON.stringify({ before: e.before, after: e.after }, null, 2)}</pre>
-              </details>
-            </td>
-          </tr>
-        )}
-      />
+      <AuditEntries paged={paged} />
     </section>
+  );
+}
+
+/**
+ * Entries as a list rather than a table: each entry's change takes the page's whole width, as a
+ * field-by-field before and after (docs/behaviour.md#console-audit-entries).
+ */
+function AuditEntries({ paged }: { paged: Paged<Entry> }) {
+  const { page, error, offset, setOffset } = paged;
+  return (
+    <>
+      <ErrorText message={error} />
+      {!page && !error && <p class="loading">Loading…</p>}
+      {page && page.data.length === 0 && <p class="empty">No changes match these filters.</p>}
+      {page && page.data.length > 0 && (
+        <ol class="audit-entries" aria-label="Management changes, newest first">
+          {page.data.map((e) => (
+            <AuditEntry entry={e} key={e.id} />
+          ))}
+        </ol>
+      )}
+      {page && <Pager offset={offset} total={page.total_count} onMove={setOffset} />}
+    </>
+  );
+}
+
+function AuditEntry({ entry: e }: { entry: Entry }) {
+  const changes = changesOf(e.before, e.after);
+  return (
+    <li class="audit-entry">
+      <p class="audit-head">
+        <strong class="audit-action">{e.action}</strong>
+        <span class="audit-resource">
+          {e.resource_type} <code>{e.resource_id}</code>
+        </span>
+        <span class="audit-actor">
+          by <code title={e.actor_key_hash}>{e.actor_key_hash.slice(0, 12)}</code>
+        </span>
+        <time dateTime={e.created_at}>{when(e.created_at)}</time>
+      </p>
+      {changes.length === 0 ? (
+        <p class="hint">No field changed.</p>
+      ) : (
+        <table class="change">
+          <caption class="sr-only">What {e.action} changed</caption>
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Before</th>
+              <th scope="col">After</th>
+            </tr>
+          </thead>
+          <tbody>
+            {changes.map((c) => (
+              <tr key={c.key}>
+                <th scope="row">{c.label}</th>
+                <td data-label="Before" class={c.before === undefined ? "absent" : undefined}>
+                  {c.before ?? "—"}
+                </td>
+                <td data-label="After" class={c.after === undefined ? "absent" : undefined}>
+                  {c.after ?? "—"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </li>
   );
 }
