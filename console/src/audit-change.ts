@@ -46,8 +46,8 @@ const LABELS: Record<string, string> = {
   workspace_ids: "Workspaces",
 };
 
-/** Fields every entry already shows elsewhere (the resource's id and the entry's time). */
-const SHOWN_ELSEWHERE = new Set(["id", "created_at", "updated_at"]);
+/** Fields every entry already shows elsewhere (the resource's id, the entry's time, the organization). */
+const SHOWN_ELSEWHERE = new Set(["id", "created_at", "updated_at", "organization_id"]);
 
 export function labelOf(key: string): string {
   const known = LABELS[key];
@@ -93,7 +93,7 @@ const unset = (v: unknown) =>
  * the fields it changed; a create or delete records the whole resource, of which only the values
  * that say something are listed.
  */
-export function changesOf(before: unknown, after: unknown): FieldChange[] {
+export function changesOf(before: unknown, after: unknown, resourceId?: string): FieldChange[] {
   const b = isRecord(before) ? before : undefined;
   const a = isRecord(after) ? after : undefined;
   const whole = !b || !a;
@@ -103,6 +103,8 @@ export function changesOf(before: unknown, after: unknown): FieldChange[] {
     if (SHOWN_ELSEWHERE.has(key)) continue;
     const was = b?.[key];
     const is = a?.[key];
+    // A key's hash or a member's id that is the entry's resource, already shown at its head.
+    if (whole && resourceId !== undefined && (was ?? is) === resourceId) continue;
     if (JSON.stringify(was) === JSON.stringify(is)) continue;
     if (whole && unset(was) && unset(is)) continue;
     changes.push({
@@ -113,4 +115,13 @@ export function changesOf(before: unknown, after: unknown): FieldChange[] {
     });
   }
   return changes;
+}
+
+/** The columns an entry's change needs: a create has nothing before, a delete nothing after. */
+export function columnsOf(changes: FieldChange[]): { before: string | null; after: string | null } {
+  const nothingBefore = changes.every((c) => c.before === undefined);
+  const nothingAfter = changes.every((c) => c.after === undefined);
+  if (nothingBefore && !nothingAfter) return { before: null, after: "Set to" };
+  if (nothingAfter && !nothingBefore) return { before: "Was", after: null };
+  return { before: "Before", after: "After" };
 }

@@ -1,6 +1,5 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { when } from "./api.js";
-import { changesOf } from "./audit-change.js";
 import { ErrorText, type Paged, Pager, usePaged } from "./ui.js";
 
 interface Entry {
@@ -88,8 +87,20 @@ export function AuditLog() {
  * Entries as a list rather than a table: each entry's change takes the page's whole width, as a
  * field-by-field before and after (docs/behaviour.md#console-audit-entries).
  */
+type ChangeReader = typeof import("./audit-change.js");
+
 function AuditEntries({ paged }: { paged: Paged<Entry> }) {
   const { page, error, offset, setOffset } = paged;
+  // The change reader is loaded with this page only, so the script every page loads stays small.
+  const [reader, setReader] = useState<ChangeReader | undefined>();
+  const [readerError, setReaderError] = useState("");
+  useEffect(() => {
+    import("./audit-change.js").then(
+      (m) => setReader(m),
+      () => setReaderError("The audit log could not be loaded. Reload the page to try again."),
+    );
+  }, []);
+  if (!reader) return readerError ? <ErrorText message={readerError} /> : <p class="loading">Loading…</p>;
   return (
     <>
       <ErrorText message={error} />
@@ -98,7 +109,7 @@ function AuditEntries({ paged }: { paged: Paged<Entry> }) {
       {page && page.data.length > 0 && (
         <ol class="audit-entries" aria-label="Management changes, newest first">
           {page.data.map((e) => (
-            <AuditEntry entry={e} key={e.id} />
+            <AuditEntry entry={e} reader={reader} key={e.id} />
           ))}
         </ol>
       )}
@@ -107,8 +118,9 @@ function AuditEntries({ paged }: { paged: Paged<Entry> }) {
   );
 }
 
-function AuditEntry({ entry: e }: { entry: Entry }) {
-  const changes = changesOf(e.before, e.after);
+function AuditEntry({ entry: e, reader }: { entry: Entry; reader: ChangeReader }) {
+  const changes = reader.changesOf(e.before, e.after, e.resource_id);
+  const columns = reader.columnsOf(changes);
   return (
     <li class="audit-entry">
       <p class="audit-head">
@@ -129,20 +141,24 @@ function AuditEntry({ entry: e }: { entry: Entry }) {
           <thead>
             <tr>
               <th scope="col">Field</th>
-              <th scope="col">Before</th>
-              <th scope="col">After</th>
+              {columns.before && <th scope="col">{columns.before}</th>}
+              {columns.after && <th scope="col">{columns.after}</th>}
             </tr>
           </thead>
           <tbody>
             {changes.map((c) => (
               <tr key={c.key}>
                 <th scope="row">{c.label}</th>
-                <td data-label="Before" class={c.before === undefined ? "absent" : undefined}>
-                  {c.before ?? "—"}
-                </td>
-                <td data-label="After" class={c.after === undefined ? "absent" : undefined}>
-                  {c.after ?? "—"}
-                </td>
+                {columns.before && (
+                  <td data-label={columns.before} class={c.before === undefined ? "absent" : undefined}>
+                    {c.before ?? "—"}
+                  </td>
+                )}
+                {columns.after && (
+                  <td data-label={columns.after} class={c.after === undefined ? "absent" : undefined}>
+                    {c.after ?? "—"}
+                  </td>
+                )}
               </tr>
             ))}
           </tbody>

@@ -59,7 +59,10 @@ function patternSentence(message: string): string | undefined {
     const hint = /perl operator|escape sequence: \\[1-9]/.test(reason)
       ? " RE2 has no lookahead, lookbehind or backreferences."
       : "";
-    return `This pattern is not valid RE2: ${reason}.${hint}`;
+    // RE2 says "<what>: <the part>"; the part is quoted so that it does not run into the sentence.
+    const [what, part] = reason.split(/: (.*)$/s);
+    const said = part ? `${what} “${part}”` : reason;
+    return `This pattern is not valid RE2: ${said}.${hint}`;
   }
   const alone = /^pattern costs (\d+) to scan; at most (\d+) is allowed$/.exec(message);
   if (alone)

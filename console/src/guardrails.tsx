@@ -11,7 +11,7 @@ import {
   REGIONS,
   usd,
 } from "./api.js";
-import { placeIssues } from "./guardrail-issues.js";
+import type { Placed } from "./guardrail-issues.js";
 import { go } from "./route.js";
 import {
   ChoiceList,
@@ -221,6 +221,21 @@ const API_FIELDS: Partial<Record<keyof Draft, string[]>> = {
   permissions: PERMISSIONS.map(([name]) => name),
 };
 
+/**
+ * A 400's issues placed on the form. The table that places them is loaded only when a save is
+ * refused, so every other page's script stays small; without it the failure is said at the top.
+ */
+async function placed400(err: unknown): Promise<{ fields: Record<string, Placed[]>; other: Placed[] }> {
+  const none = { fields: {}, other: [] };
+  if (!(err instanceof ApiFailure) || err.issues.length === 0) return none;
+  try {
+    const { placeIssues } = await import("./guardrail-issues.js");
+    return placeIssues(err.issues);
+  } catch {
+    return none;
+  }
+}
+
 const listOrNull = <T,>(list: T[]) => (list.length > 0 ? list : null);
 
 /**
@@ -284,6 +299,10 @@ export function GuardrailForm({
 }) {
   const [draft, setDraft] = useState<Draft | undefined>(id ? undefined : EMPTY);
   const [failure, setFailure] = useState<unknown>();
+  const [placed, setPlaced] = useState<{ fields: Record<string, Placed[]>; other: Placed[] }>({
+    fields: {},
+    other: [],
+  });
   const [busy, setBusy] = useState(false);
   const [edited, setEdited] = useState<string[]>([]);
   const catalog = useCatalog();
@@ -311,7 +330,6 @@ export function GuardrailForm({
     else document.querySelector<HTMLElement>("form .error")?.scrollIntoView();
   }, [failure]);
   if (!draft) return failure ? <ErrorText message={describe(failure)} /> : <p class="loading">Loading…</p>;
-  const placed = placeIssues(failure instanceof ApiFailure ? failure.issues : []);
   // An error stays beside its field until that part of the form is changed, not until the next save.
   const stale = (group: string) => edited.some((e) => group === e || group.startsWith(`${e}_`));
   const fields: Record<string, string[]> = {};
@@ -332,6 +350,7 @@ export function GuardrailForm({
     event.preventDefault();
     setBusy(true);
     setFailure(undefined);
+    setPlaced({ fields: {}, other: [] });
     setEdited([]);
     try {
       if (id) await api("PATCH", `/guardrails/${id}`, bodyOf(draft, !isDefault));
@@ -342,23 +361,26 @@ export function GuardrailForm({
         });
       go(isDefault ? "/assignments" : "/guardrails");
     } catch (err) {
+      setPlaced(await placed400(err));
       setFailure(err);
     } finally {
       setBusy(false);
     }
   };
-  // Shown at the top: what no field holds, and how many fields need a change further down.
-  const besideFields = Object.keys(placed.fields).length;
+  // Shown at the top: what no field holds, and how many fields further down still need a change.
+  const besideFields = Object.keys(fields).length;
   const summary = !failure
     ? ""
-    : besideFields === 0 && placed.other.length === 0
+    : Object.keys(placed.fields).length === 0 && placed.other.length === 0
       ? describe(failure)
-      : [
-          besideFields > 0
-            ? `Not saved: ${besideFields === 1 ? "one field needs" : `${besideFields} fields need`} a change, shown beside ${besideFields === 1 ? "it" : "each"}.`
-            : "Not saved.",
-          ...other,
-        ].join(" ");
+      : besideFields === 0 && other.length === 0
+        ? ""
+        : [
+            besideFields > 0
+              ? `Not saved: ${besideFields === 1 ? "one field needs" : `${besideFields} fields need`} a change, shown beside ${besideFields === 1 ? "it" : "each"}.`
+              : "Not saved.",
+            ...other,
+          ].join(" ");
   const setCustom = (i: number, patch: Partial<CustomDraft>) =>
     set({ custom: draft.custom.map((c, j) => (j === i ? { ...c, ...patch } : c)) });
   return (

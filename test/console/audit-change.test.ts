@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { changesOf, labelOf, valueText } from "../../console/src/audit-change.js";
+import { changesOf, columnsOf, labelOf, valueText } from "../../console/src/audit-change.js";
 
 /** An audit entry's change as the console lists it (docs/behaviour.md#console-audit-entries). */
 describe("an audit entry's change, field by field (docs/behaviour.md#console-audit-entries)", () => {
@@ -67,6 +67,20 @@ describe("an audit entry's change, field by field (docs/behaviour.md#console-aud
         ["Newly assigned", "2"],
       ],
     );
+  });
+
+  it("a create needs only the values set, a delete only the values removed; the resource's own id is not repeated", () => {
+    const created = changesOf(null, { hash: "ab12", name: "app", organization_id: "o1" }, "ab12");
+    assert.deepEqual(
+      created.map((c) => c.key),
+      ["name"],
+    );
+    assert.deepEqual(columnsOf(created), { before: null, after: "Set to" });
+    assert.deepEqual(columnsOf(changesOf({ name: "app" }, null)), { before: "Was", after: null });
+    assert.deepEqual(columnsOf(changesOf({ name: "a" }, { name: "b" })), {
+      before: "Before",
+      after: "After",
+    });
   });
 
   it("labels and values unknown to the tables still read as words", () => {

@@ -192,7 +192,7 @@ describe("the guardrail form places every API issue beside a field, in plain wor
     assert.deepEqual(
       placed.fields["pattern-0"]?.map((p) => p.text),
       [
-        "This pattern is not valid RE2: invalid perl operator: (?<=. RE2 has no lookahead, lookbehind or backreferences.",
+        "This pattern is not valid RE2: invalid perl operator “(?<=”. RE2 has no lookahead, lookbehind or backreferences.",
       ],
     );
     assert.deepEqual(
