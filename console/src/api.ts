@@ -180,6 +180,13 @@ export interface Workspace {
 export interface CatalogEndpoint {
   provider: string;
   region: Region;
+  /** Whether its provider is configured on this installation (docs/gateway.md#servable-models). */
+  available: boolean;
+}
+
+/** A model this installation can serve: one of its providers is configured here. */
+export function servable(m: Model): boolean {
+  return m.endpoints.some((e) => e.available);
 }
 
 export interface Model {

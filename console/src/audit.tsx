@@ -1,6 +1,6 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { when } from "./api.js";
-import { PagedTable, usePaged } from "./ui.js";
+import { ErrorText, type Paged, Pager, usePaged } from "./ui.js";
 
 interface Entry {
   id: string;
@@ -78,30 +78,92 @@ export function AuditLog() {
           />
         </div>
       </form>
-      <PagedTable
-        paged={paged}
-        empty="No changes match these filters."
-        caption="Management changes, newest first"
-        head={["When", "Action", "Resource", "Actor", "Change"]}
-        row={(e) => (
-          <tr key={e.id}>
-            <td>{when(e.created_at)}</td>
-            <td>{e.action}</td>
-            <td>
-              {e.resource_type} <code>{e.resource_id}</code>
-            </td>
-            <td>
-              <code title={e.actor_key_hash}>{e.actor_key_hash.slice(0, 12)}</code>
-            </td>
-            <td>
-              <details>
-                <summary>Before and after</summary>
-                <pre>{JSON.stringify({ before: e.before, after: e.after }, null, 2)}</pre>
-              </details>
-            </td>
-          </tr>
-        )}
-      />
+      <AuditEntries paged={paged} />
     </section>
+  );
+}
+
+/**
+ * Entries as a list rather than a table: each entry's change takes the page's whole width, as a
+ * field-by-field before and after (docs/behaviour.md#console-audit-entries).
+ */
+type ChangeReader = typeof import("./audit-change.js");
+
+function AuditEntries({ paged }: { paged: Paged<Entry> }) {
+  const { page, error, offset, setOffset } = paged;
+  // The change reader is loaded with this page only, so the script every page loads stays small.
+  const [reader, setReader] = useState<ChangeReader | undefined>();
+  const [readerError, setReaderError] = useState("");
+  useEffect(() => {
+    import("./audit-change.js").then(
+      (m) => setReader(m),
+      () => setReaderError("The audit log could not be loaded. Reload the page to try again."),
+    );
+  }, []);
+  if (!reader) return readerError ? <ErrorText message={readerError} /> : <p class="loading">Loading…</p>;
+  return (
+    <>
+      <ErrorText message={error} />
+      {!page && !error && <p class="loading">Loading…</p>}
+      {page && page.data.length === 0 && <p class="empty">No changes match these filters.</p>}
+      {page && page.data.length > 0 && (
+        <ol class="audit-entries" aria-label="Management changes, newest first">
+          {page.data.map((e) => (
+            <AuditEntry entry={e} reader={reader} key={e.id} />
+          ))}
+        </ol>
+      )}
+      {page && <Pager offset={offset} total={page.total_count} onMove={setOffset} />}
+    </>
+  );
+}
+
+function AuditEntry({ entry: e, reader }: { entry: Entry; reader: ChangeReader }) {
+  const changes = reader.changesOf(e.before, e.after, e.resource_id);
+  const columns = reader.columnsOf(changes);
+  return (
+    <li class="audit-entry">
+      <p class="audit-head">
+        <strong class="audit-action">{e.action}</strong>
+        <span class="audit-resource">
+          {e.resource_type} <code>{e.resource_id}</code>
+        </span>
+        <span class="audit-actor">
+          by <code title={e.actor_key_hash}>{e.actor_key_hash.slice(0, 12)}</code>
+        </span>
+        <time dateTime={e.created_at}>{when(e.created_at)}</time>
+      </p>
+      {changes.length === 0 ? (
+        <p class="hint">No field changed.</p>
+      ) : (
+        <table class="change">
+          <caption class="sr-only">What {e.action} changed</caption>
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              {columns.before && <th scope="col">{columns.before}</th>}
+              {columns.after && <th scope="col">{columns.after}</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {changes.map((c) => (
+              <tr key={c.key}>
+                <th scope="row">{c.label}</th>
+                {columns.before && (
+                  <td data-label={columns.before} class={c.before === undefined ? "absent" : undefined}>
+                    {c.before ?? "—"}
+                  </td>
+                )}
+                {columns.after && (
+                  <td data-label={columns.after} class={c.after === undefined ? "absent" : undefined}>
+                    {c.after ?? "—"}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </li>
   );
 }

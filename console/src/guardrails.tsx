@@ -6,12 +6,12 @@ import {
   type BuiltinFilter,
   describe,
   type Guardrail,
-  issuesByField,
   type Model,
   models,
   REGIONS,
   usd,
 } from "./api.js";
+import type { Placed } from "./guardrail-issues.js";
 import { go } from "./route.js";
 import {
   ChoiceList,
@@ -207,13 +207,34 @@ function draftOf(g: Guardrail): Draft {
   };
 }
 
-/** The API property each part of the draft is sent as, where their names differ. */
-const API_FIELD: Partial<Record<keyof Draft, string>> = {
-  regions: "allowed_data_regions",
-  builtins: "content_filter_builtins",
-  injection_scope: "content_filter_builtins",
-  custom: "content_filters",
+/**
+ * The API properties each part of the draft is sent as, where their names differ: editing that part
+ * clears the errors shown for them (docs/behaviour.md#console-field-errors).
+ */
+const API_FIELDS: Partial<Record<keyof Draft, string[]>> = {
+  regions: ["allowed_data_regions"],
+  builtins: ["content_filter_builtins"],
+  injection_scope: ["content_filter_builtins"],
+  custom: ["content_filters"],
+  // Also clears the per-family flags: an edited group clears every property named `<group>_...`.
+  zdr: ["enforce_zdr"],
+  permissions: PERMISSIONS.map(([name]) => name),
 };
+
+/**
+ * A 400's issues placed on the form. The table that places them is loaded only when a save is
+ * refused, so every other page's script stays small; without it the failure is said at the top.
+ */
+async function placed400(err: unknown): Promise<{ fields: Record<string, Placed[]>; other: Placed[] }> {
+  const none = { fields: {}, other: [] };
+  if (!(err instanceof ApiFailure) || err.issues.length === 0) return none;
+  try {
+    const { placeIssues } = await import("./guardrail-issues.js");
+    return placeIssues(err.issues);
+  } catch {
+    return none;
+  }
+}
 
 const listOrNull = <T,>(list: T[]) => (list.length > 0 ? list : null);
 
@@ -278,6 +299,10 @@ export function GuardrailForm({
 }) {
   const [draft, setDraft] = useState<Draft | undefined>(id ? undefined : EMPTY);
   const [failure, setFailure] = useState<unknown>();
+  const [placed, setPlaced] = useState<{ fields: Record<string, Placed[]>; other: Placed[] }>({
+    fields: {},
+    other: [],
+  });
   const [busy, setBusy] = useState(false);
   const [edited, setEdited] = useState<string[]>([]);
   const catalog = useCatalog();
@@ -293,13 +318,29 @@ export function GuardrailForm({
       },
     );
   }, [id]);
+  // After a refused save the first field in error takes the focus, so the reader lands beside its
+  // message rather than at the Save button (docs/behaviour.md#console-field-errors).
+  useEffect(() => {
+    if (!(failure instanceof ApiFailure)) return;
+    const first = document.querySelector<HTMLElement>("form [aria-invalid='true']");
+    const control = first?.matches("input, select, textarea")
+      ? first
+      : first?.querySelector<HTMLElement>("input, select, textarea");
+    if (control) control.focus();
+    else document.querySelector<HTMLElement>("form .error")?.scrollIntoView();
+  }, [failure]);
   if (!draft) return failure ? <ErrorText message={describe(failure)} /> : <p class="loading">Loading…</p>;
-  const { fields: reported, other } = issuesByField(failure);
-  // An error stays beside its field until that field is changed, not until the next save.
-  const fields = Object.fromEntries(Object.entries(reported).filter(([name]) => !edited.includes(name)));
+  // An error stays beside its field until that part of the form is changed, not until the next save.
+  const stale = (group: string) => edited.some((e) => group === e || group.startsWith(`${e}_`));
+  const fields: Record<string, string[]> = {};
+  for (const [id, list] of Object.entries(placed.fields)) {
+    const texts = list.filter((p) => !stale(p.group)).map((p) => p.text);
+    if (texts.length > 0) fields[id] = texts;
+  }
+  const other = placed.other.filter((p) => !stale(p.group)).map((p) => p.text);
   const set = (patch: Partial<Draft>) => {
     setDraft({ ...draft, ...patch });
-    setEdited([...edited, ...Object.keys(patch).map((k) => API_FIELD[k as keyof Draft] ?? k)]);
+    setEdited([...edited, ...Object.keys(patch).flatMap((k) => API_FIELDS[k as keyof Draft] ?? [k])]);
   };
   const modelOptions = catalog.map((m) => ({ value: m.canonical_slug, label: `${m.name} (${m.id})` }));
   const providers = [...new Set(catalog.flatMap((m) => m.endpoints.map((e) => e.provider)))].sort();
@@ -309,6 +350,7 @@ export function GuardrailForm({
     event.preventDefault();
     setBusy(true);
     setFailure(undefined);
+    setPlaced({ fields: {}, other: [] });
     setEdited([]);
     try {
       if (id) await api("PATCH", `/guardrails/${id}`, bodyOf(draft, !isDefault));
@@ -319,18 +361,33 @@ export function GuardrailForm({
         });
       go(isDefault ? "/assignments" : "/guardrails");
     } catch (err) {
+      setPlaced(await placed400(err));
       setFailure(err);
     } finally {
       setBusy(false);
     }
   };
-  const summary = failure && Object.keys(reported).length === 0 ? describe(failure) : other.join("; ");
+  // Shown at the top: what no field holds, and how many fields further down still need a change.
+  const besideFields = Object.keys(fields).length;
+  const summary = !failure
+    ? ""
+    : Object.keys(placed.fields).length === 0 && placed.other.length === 0
+      ? describe(failure)
+      : besideFields === 0 && other.length === 0
+        ? ""
+        : [
+            besideFields > 0
+              ? `Not saved: ${besideFields === 1 ? "one field needs" : `${besideFields} fields need`} a change, shown beside ${besideFields === 1 ? "it" : "each"}.`
+              : "Not saved.",
+            ...other,
+          ].join(" ");
   const setCustom = (i: number, patch: Partial<CustomDraft>) =>
     set({ custom: draft.custom.map((c, j) => (j === i ? { ...c, ...patch } : c)) });
   return (
     <section>
       <h1>{isDefault ? "Workspace default guardrail" : id ? "Edit guardrail" : "New guardrail"}</h1>
       <form onSubmit={save} noValidate>
+        <ErrorText message={summary} />
         <label for="name">Name</label>
         <input
           id="name"
@@ -377,7 +434,7 @@ export function GuardrailForm({
           </details>
         ))}
 
-        <fieldset>
+        <fieldset id="zdr" {...invalidProps("zdr", fields.zdr)}>
           <legend>Zero data retention, per vendor family</legend>
           {families.map((f) => (
             <label class="check" key={f}>
@@ -390,6 +447,7 @@ export function GuardrailForm({
               Only endpoints that retain nothing for {f} models
             </label>
           ))}
+          <FieldErrors id="zdr" messages={fields.zdr} />
         </fieldset>
 
         <fieldset>
@@ -404,6 +462,7 @@ export function GuardrailForm({
                   onChange={(e) =>
                     set({ permissions: { ...draft.permissions, [name]: e.currentTarget.checked } })
                   }
+                  {...invalidProps(name, fields[name])}
                 />{" "}
                 {text}
               </label>
@@ -448,7 +507,10 @@ export function GuardrailForm({
           <FieldErrors id="alert_thresholds" messages={fields.alert_thresholds} />
         </fieldset>
 
-        <fieldset>
+        <fieldset
+          id="content_filter_builtins"
+          {...invalidProps("content_filter_builtins", fields.content_filter_builtins)}
+        >
           <legend>Builtin filters</legend>
           {BUILTINS.map((slug) => (
             <div class="row" key={slug}>
@@ -496,12 +558,15 @@ export function GuardrailForm({
                 id={`pattern-${i}`}
                 value={c.pattern}
                 onInput={(e) => setCustom(i, { pattern: e.currentTarget.value })}
+                {...invalidProps(`pattern-${i}`, fields[`pattern-${i}`])}
               />
+              <FieldErrors id={`pattern-${i}`} messages={fields[`pattern-${i}`]} />
               <label for={`pattern-action-${i}`}>Action</label>
               <select
                 id={`pattern-action-${i}`}
                 value={c.action}
                 onChange={(e) => setCustom(i, { action: e.currentTarget.value as Action })}
+                {...invalidProps(`pattern-action-${i}`, fields[`pattern-action-${i}`])}
               >
                 {ACTIONS.map((a) => (
                   <option value={a} key={a}>
@@ -509,12 +574,15 @@ export function GuardrailForm({
                   </option>
                 ))}
               </select>
+              <FieldErrors id={`pattern-action-${i}`} messages={fields[`pattern-action-${i}`]} />
               <label for={`pattern-label-${i}`}>Replacement label (empty: [REDACTED])</label>
               <input
                 id={`pattern-label-${i}`}
                 value={c.label}
                 onInput={(e) => setCustom(i, { label: e.currentTarget.value })}
+                {...invalidProps(`pattern-label-${i}`, fields[`pattern-label-${i}`])}
               />
+              <FieldErrors id={`pattern-label-${i}`} messages={fields[`pattern-label-${i}`]} />
               <button
                 type="button"
                 class="danger"
@@ -533,7 +601,6 @@ export function GuardrailForm({
           <FieldErrors id="content_filters" messages={fields.content_filters} />
         </fieldset>
 
-        <ErrorText message={summary} />
         <div class="actions">
           <button type="submit" disabled={busy}>
             {busy ? "Saving…" : "Save"}

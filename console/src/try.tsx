@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, describe, type Key, listAll, type Model, models, REGIONS, usd, when } from "./api.js";
+import { api, describe, type Key, listAll, type Model, models, REGIONS, servable, usd, when } from "./api.js";
 import { ErrorText } from "./ui.js";
 
 interface Decision {
@@ -51,11 +51,15 @@ export function TryRequest() {
     models().then(
       (list) => {
         setCatalog(list);
-        setModel((m) => m || list[0]?.id || "");
+        // A model no configured provider serves is refused (503) whatever the guardrails say, so
+        // the first guess is one this installation serves (docs/behaviour.md#console-try-model).
+        setModel((m) => m || (list.find(servable) ?? list[0])?.id || "");
       },
       (e) => setError(describe(e)),
     );
   }, []);
+  const served = catalog.filter(servable);
+  const unserved = catalog.filter((m) => !servable(m));
   const run = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
@@ -108,13 +112,38 @@ export function TryRequest() {
           ))}
         </select>
         <label for="try-model">Model</label>
-        <select id="try-model" value={model} onChange={(e) => setModel(e.currentTarget.value)}>
-          {catalog.map((m) => (
-            <option value={m.id} key={m.id}>
-              {m.name}
-            </option>
-          ))}
+        <select
+          id="try-model"
+          value={model}
+          onChange={(e) => setModel(e.currentTarget.value)}
+          aria-describedby="try-model-hint"
+        >
+          {served.length > 0 && (
+            <optgroup label="Served here">
+              {served.map((m) => (
+                <option value={m.id} key={m.id}>
+                  {m.name}
+                </option>
+              ))}
+            </optgroup>
+          )}
+          {unserved.length > 0 && (
+            <optgroup label="No provider configured here">
+              {unserved.map((m) => (
+                <option value={m.id} key={m.id}>
+                  {m.name} (not served here)
+                </option>
+              ))}
+            </optgroup>
+          )}
         </select>
+        <p class="hint" id="try-model-hint">
+          {served.length === 0
+            ? "No provider of any model is configured on this installation: every request would be refused (503)."
+            : catalog.some((m) => m.id === model && !servable(m))
+              ? "No provider of this model is configured here: the gateway would refuse it (503)."
+              : `${served.length} of ${catalog.length} models are served by a provider configured here.`}
+        </p>
         <label for="try-message">Message</label>
         <textarea
           id="try-message"

@@ -7,8 +7,11 @@ function perToken(usdPerMillion: number): string {
 
 const SUPPORTED_PARAMETERS = ["max_tokens", "temperature", "top_p", "stop", "stream"];
 
-/** A catalog model as the model list shows it: the OpenAI model object with the catalog's fields. */
-export function presentModel(m: Model, familyOf: (m: Model) => string) {
+/**
+ * A catalog model as the model list shows it: the OpenAI model object with the catalog's fields.
+ * Each endpoint says whether its provider is configured here (docs/gateway.md#servable-models).
+ */
+export function presentModel(m: Model, familyOf: (m: Model) => string, unavailable: ReadonlySet<string>) {
   return {
     id: m.slug,
     // The OpenAI model object's fields, for OpenAI clients' models.list and models.retrieve.
@@ -34,7 +37,7 @@ export function presentModel(m: Model, familyOf: (m: Model) => string) {
     default_parameters: null,
     supported_parameters: SUPPORTED_PARAMETERS,
     supported_voices: null,
-    endpoints: m.endpoints,
+    endpoints: m.endpoints.map((e) => ({ ...e, available: !unavailable.has(e.provider) })),
     links: { details: `/api/v1/models/${m.slug}/endpoints` },
   };
 }

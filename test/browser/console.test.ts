@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { buildConsole } from "../../scripts/build-console.js";
-import { call, type TestOrg } from "../helpers/server.js";
+import { call, startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
 import { ask, chat, type GatewayBench, startGatewayBench } from "../http/gateway-support.js";
 
 /**
@@ -31,6 +31,8 @@ const WAIT = { timeout: 60_000 };
  */
 const DOCS_SCREENSHOTS = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "screenshots");
 const DESKTOP = { width: 1100, height: 800 };
+/** The width the audit log and the form's errors are checked at (docs/behaviour.md#admin-console). */
+const WIDE = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 800 };
 
 describe("the admin console in Chromium (README.md#admin-console)", {
@@ -108,6 +110,27 @@ describe("the admin console in Chromium (README.md#admin-console)", {
       cells,
     );
   const shoot = (name: string) => page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+  const noSidewaysScroll = () =>
+    page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+  /**
+   * Where a field's error sits against the field: its top below the field's bottom (px) and its
+   * left edge against the field's; both small when the error is shown beside the field.
+   */
+  const errorBeside = (id: string) =>
+    page.$eval(`#${id}`, (field) => {
+      const error = document.getElementById(`${field.id}-error`);
+      if (!error) return undefined;
+      const f = field.getBoundingClientRect();
+      const e = error.getBoundingClientRect();
+      return { below: e.top - f.bottom, left: Math.abs(e.left - f.left), width: e.width };
+    });
+  const assertBeside = async (id: string) => {
+    const at = await errorBeside(id);
+    assert.ok(at, `#${id} has no error beside it`);
+    assert.ok(at.below >= 0 && at.below < 24, `#${id}'s error is ${at.below}px below it`);
+    assert.ok(at.left < 4, `#${id}'s error starts ${at.left}px from it`);
+    assert.ok(at.width > 200, `#${id}'s error is ${at.width}px wide`);
+  };
 
   it("signs in, creates a guardrail with a redact filter, assigns it to a new key, sees the redaction in Try a request, sees a governed request's spend on the chart, revokes the key and signs out (README.md#admin-console)", async () => {
     const theirs = await call(bench.server, "POST", "/api/v1/guardrails", {
@@ -136,16 +159,66 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     await page.keyboard.press("Tab");
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
 
-    // A budget without its interval: the API's 400 is shown beside the interval's field, nothing stored.
+    // No name, a negative limit and a word among the alert percents: the schema's 400, each issue
+    // in plain words beside its field (docs/behaviour.md#console-field-errors), nothing stored.
+    await page.setViewport(WIDE);
     await page.click("a[href^='#/guardrails/new']");
     await page.waitForSelector("#name", WAIT);
-    await page.type("#name", "pii");
     await page.select("#builtin-email", "redact");
-    await page.type("#limit_usd", "5");
+    await page.type("#limit_usd", "-1");
+    await page.type("#alert_thresholds", "50, many");
     await clickButton("Save");
-    await page.waitForSelector("#reset_interval-error", WAIT);
-    assert.match(await text("#reset_interval-error"), /limit_usd/);
+    await page.waitForSelector("#name-error", WAIT);
+    assert.equal(await text("#name-error"), "Give the guardrail a name.");
+    assert.equal(await text("#limit_usd-error"), "The limit cannot be negative.");
+    assert.match(await text("#alert_thresholds-error"), /^Alert percents are whole numbers from 1 to 100/);
+    assert.equal(
+      await page.$eval("form > .error", (el) => el.textContent),
+      "Not saved: 3 fields need a change, shown beside each.",
+    );
+    // The first field in error has the focus: the reader lands beside its message.
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "name");
+    for (const id of ["name", "limit_usd", "alert_thresholds"]) await assertBeside(id);
+
+    // An edited field loses its message; the service's own checks then find a pattern RE2 refuses
+    // and a budget without its interval, each said beside its field.
+    await page.type("#name", "pii");
+    assert.equal(await page.$("#name-error"), null);
+    await page.$eval("#limit_usd", (el) => {
+      (el as HTMLInputElement).value = "";
+    });
+    await page.type("#limit_usd", "5");
+    await page.$eval("#alert_thresholds", (el) => {
+      (el as HTMLInputElement).value = "";
+    });
+    await page.type("#alert_thresholds", "50, 90");
+    await clickButton("Add pattern");
+    await page.type("#pattern-0", "(?<=ticket-)[0-9]+");
+    await clickButton("Save");
+    await page.waitForSelector("#pattern-0-error", WAIT);
+    assert.equal(
+      await text("#pattern-0-error"),
+      "This pattern is not valid RE2: invalid perl operator “(?<=”. RE2 has no lookahead, lookbehind or backreferences.",
+    );
+    assert.equal(
+      await text("#reset_interval-error"),
+      "Choose how often the budget resets, or clear the limit.",
+    );
+    assert.equal(await page.$eval("#pattern-0", (el) => el.getAttribute("aria-invalid")), "true");
     assert.equal(await page.$eval("#reset_interval", (el) => el.getAttribute("aria-invalid")), "true");
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "reset_interval");
+    for (const id of ["pattern-0", "reset_interval"]) await assertBeside(id);
+    // Nothing the page shows is the validator's or the service's own wording.
+    const shown = await page.$$eval(".error, .field-error", (els) =>
+      els.map((e) => e.textContent).join(" | "),
+    );
+    assert.doesNotMatch(shown, /must NOT|invalid regex pattern|\/\d+\/|limit_usd/);
+    await shoot("guardrail-form-errors");
+    await page.setViewport(PHONE);
+    for (const id of ["pattern-0", "reset_interval"]) await assertBeside(id);
+    assert.ok(await noSidewaysScroll());
+    await shoot("guardrail-form-errors-phone");
+    await page.setViewport(DESKTOP);
     const none = await call(bench.server, "GET", "/api/v1/guardrails", { key: org.key });
     assert.deepEqual(none.body.data, []);
 
@@ -158,10 +231,14 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     await page.click("#allowed_models input[value='anthropic/claude-4.5-sonnet-20250929']");
     await page.click("#zdr-anthropic");
     await page.click("#enable_free_model_training");
-    await clickButton("Add pattern");
+    await page.$eval("#pattern-0", (el) => {
+      (el as HTMLInputElement).value = "";
+    });
     await page.type("#pattern-0", "ticket-[0-9]+");
     await page.type("#pattern-label-0", "[TICKET]");
-    await page.type("#alert_thresholds", "50, 90");
+    // Every field in error has been edited: no message is left, nor the summary above them.
+    assert.equal(await page.$(".field-error"), null);
+    assert.equal(await page.$("form > .error"), null);
     await shoot("guardrail-form");
     await clickButton("Save");
     await xpath("//td/a[.='pii']");
@@ -272,17 +349,70 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     assert.equal(Number(totals[1]?.replace(/[$,]/g, "")), spent);
     await shoot("spend");
 
-    // The audit log filtered to keys: the key's creation and the assignment is a guardrail's.
+    // The audit log: each entry's change is a field-by-field before and after, readable at 1280 px
+    // and at phone width (docs/behaviour.md#console-audit-entries). An update to read first.
+    const raised = await call(bench.server, "PATCH", `/api/v1/guardrails/${pii.id}`, {
+      key: org.key,
+      body: { limit_usd: 12.5, content_filter_builtins: [{ slug: "email", action: "block" }] },
+    });
+    assert.equal(raised.status, 200, JSON.stringify(raised.body));
+    await page.setViewport(WIDE);
     await visit("/audit", "Audit log");
+    await page.waitForSelector(".audit-entry", WAIT);
+    const update = await page.$$eval(".audit-entry", (entries) => {
+      const entry = entries.find((e) => e.querySelector(".audit-action")?.textContent === "guardrail.update");
+      return [...(entry?.querySelectorAll("table.change tbody tr") ?? [])].map((tr) =>
+        [...tr.children].map((c) => c.textContent),
+      );
+    });
+    assert.deepEqual(update, [
+      ["Builtin filters", "email: redact", "email: block"],
+      ["Budget limit", "$5.00", "$12.50"],
+    ]);
+    /** Every entry's height, and its change table's narrowest column and head, in px. */
+    const auditLayout = () =>
+      page.$$eval(".audit-entry", (entries) =>
+        entries.map((entry) => {
+          const cells = [...entry.querySelectorAll("table.change tbody th, table.change tbody td")];
+          const heads = [...entry.querySelectorAll("table.change thead th")];
+          return {
+            action: entry.querySelector(".audit-action")?.textContent,
+            height: entry.getBoundingClientRect().height,
+            narrowest: Math.min(...cells.map((c) => c.getBoundingClientRect().width)),
+            // A head squeezed to "Ch" is wider inside than its box.
+            clipped: heads.filter((h) => h.scrollWidth > h.clientWidth).map((h) => h.textContent),
+          };
+        }),
+      );
+    const wide = await auditLayout();
+    assert.ok(wide.length >= 4, JSON.stringify(wide));
+    for (const e of wide) {
+      assert.ok(e.height < 600, `${e.action} is ${e.height}px tall at 1280 px`);
+      assert.ok(e.narrowest > 180, `${e.action}'s narrowest column is ${e.narrowest}px at 1280 px`);
+      assert.deepEqual(e.clipped, [], `${e.action}`);
+    }
+    assert.ok(await noSidewaysScroll());
+    await shoot("audit-log");
+    await page.setViewport(PHONE);
+    const phone = await auditLayout();
+    for (const e of phone) {
+      // At phone width each field's label, before and after take the entry's whole width.
+      assert.ok(e.narrowest > 280, `${e.action}'s narrowest part is ${e.narrowest}px at 390 px`);
+      assert.ok(e.height < 1400, `${e.action} is ${e.height}px tall at 390 px`);
+    }
+    assert.ok(await noSidewaysScroll());
+    await shoot("audit-log-phone");
+    await page.setViewport(DESKTOP);
+
+    // Filtered to keys: the key's creation (the assignment is a guardrail's).
     await page.select("#audit-type", "key");
     // The unfiltered list holds key.create too: wait for the filtered answer to replace it.
     await page.waitForFunction(() => {
-      const cells = [...document.querySelectorAll("tbody tr td:nth-child(2)")];
-      return cells.length > 0 && cells.every((td) => td.textContent?.startsWith("key."));
+      const cells = [...document.querySelectorAll(".audit-entry .audit-action")];
+      return cells.length > 0 && cells.every((el) => el.textContent?.startsWith("key."));
     }, WAIT);
-    const actions = await page.$$eval("tbody tr td:nth-child(2)", (tds) => tds.map((td) => td.textContent));
+    const actions = await page.$$eval(".audit-entry .audit-action", (els) => els.map((el) => el.textContent));
     assert.deepEqual(actions, ["key.create"]);
-    await shoot("audit-log");
 
     // A workspace's default guardrail does not exist until first saved; its form saves it by its id.
     await visit("/workspaces", "Workspaces");
@@ -336,5 +466,51 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     // A console page opened without a session lands on the sign-in.
     await page.goto(`${bench.server.origin}/#/spend`);
     await page.waitForSelector("#management-key", WAIT);
+  });
+
+  it("on a fresh install, with no provider key, Try a request preselects a model the local provider serves and the dry run allows it (docs/behaviour.md#console-try-model)", async () => {
+    let fresh: TestServer | undefined;
+    const context = await browser.createBrowserContext();
+    try {
+      fresh = await startTestServer({ consoleDir: join(dir, "console") });
+      const admin = await fresh.newOrg();
+      const created = await call(fresh, "POST", "/api/v1/keys", { key: admin.key, body: { name: "first" } });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const catalog = (await call(fresh, "GET", "/api/v1/models")).body.data as {
+        id: string;
+        endpoints: { provider: string; available: boolean }[];
+      }[];
+      const served = catalog.filter((m) => m.endpoints.some((e) => e.available)).map((m) => m.id);
+      assert.ok(served.includes("meta-llama/llama-3.1-8b-instruct"), served.join(", "));
+      // The catalog's first model is one no configured provider serves: the old default.
+      assert.ok(catalog[0] && !served.includes(catalog[0].id), catalog[0]?.id);
+
+      const tab = await context.newPage();
+      tab.setDefaultTimeout(WAIT.timeout);
+      await tab.setViewport(DESKTOP);
+      await tab.goto(`${fresh.origin}/#/try`);
+      await tab.waitForSelector("#management-key", WAIT);
+      await tab.type("#management-key", admin.key);
+      await tab.click("button[type=submit]");
+      await tab.waitForSelector("#try-model option", WAIT);
+      await tab.waitForNetworkIdle({ idleTime: 250, timeout: WAIT.timeout });
+      const picked = await tab.$eval("#try-model", (el) => (el as HTMLSelectElement).value);
+      assert.ok(served.includes(picked), `${picked} is not served here`);
+      const groups = await tab.$$eval("#try-model optgroup", (gs) =>
+        gs.map((g) => [g.getAttribute("label"), g.children.length]),
+      );
+      assert.deepEqual(groups, [
+        ["Served here", served.length],
+        ["No provider configured here", catalog.length - served.length],
+      ]);
+      await tab.type("#try-message", "hello");
+      await tab.click("button[type=submit]");
+      await tab.waitForSelector("#decision-verdict", WAIT);
+      assert.equal(await tab.$eval("#decision-verdict", (el) => el.textContent), "Allowed");
+      assert.match(await tab.$eval("#decision-endpoints", (el) => el.textContent ?? ""), /local in global/);
+    } finally {
+      await context.close();
+      await fresh?.close();
+    }
   });
 });

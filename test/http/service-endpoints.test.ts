@@ -61,6 +61,29 @@ describe("health, catalog and documentation endpoints", () => {
     assert.equal((await call(server, "GET", "/api/v1/models/acme/nothing/endpoints")).status, 404);
   });
 
+  it("the model list says, endpoint by endpoint, whether this installation can serve it: with no provider keys only local is available (docs/gateway.md#servable-models)", async () => {
+    const models = (await call(server, "GET", "/api/v1/models")).body.data as {
+      id: string;
+      endpoints: { provider: string; available: boolean }[];
+      links: { details: string };
+    }[];
+    for (const m of models) {
+      for (const e of m.endpoints) assert.equal(e.available, e.provider === "local", `${m.id} ${e.provider}`);
+      const details = await call(server, "GET", m.links.details);
+      assert.deepEqual(
+        details.body.data.endpoints.map((e: { available: boolean }) => e.available),
+        m.endpoints.map((e) => e.available),
+        m.id,
+      );
+    }
+    const servable = models.filter((m) => m.endpoints.some((e) => e.available)).map((m) => m.id);
+    assert.ok(servable.includes("meta-llama/llama-3.1-8b-instruct"), servable.join(", "));
+    assert.ok(!servable.includes("anthropic/claude-sonnet-4.5"));
+    const one = await call(server, "GET", "/api/v1/models/meta-llama%2Fllama-3.1-8b-instruct");
+    assert.equal(one.status, 200);
+    assert.ok(one.body.endpoints.some((e: { provider: string; available: boolean }) => e.available));
+  });
+
   it("every catalog model can be named in allowed_models, by slug and by canonical slug (docs/behaviour.md#model-lists)", async () => {
     const org = await server.newOrg();
     const models = (await call(server, "GET", "/api/v1/models")).body.data as {

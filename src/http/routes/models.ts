@@ -20,7 +20,9 @@ export function modelRoutes(
   unavailable: ReadonlySet<string>,
 ): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const models = deps.catalog.models.map((m) => presentModel(m, (x) => deps.catalog.familyOf(x)));
+  const models = deps.catalog.models.map((m) =>
+    presentModel(m, (x) => deps.catalog.familyOf(x), unavailable),
+  );
   app.get(
     "/api/v1/models",
     {

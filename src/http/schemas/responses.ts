@@ -158,7 +158,14 @@ export const ModelResponse = Type.Object({
   name: Type.String(),
   context_length: Type.Integer(),
   pricing: Type.Object({ prompt: Type.String(), completion: Type.String() }),
-  endpoints: Type.Array(CatalogEndpoint),
+  endpoints: Type.Array(
+    Type.Object({
+      ...CatalogEndpoint.properties,
+      available: Type.Boolean({
+        description: "Whether this endpoint's provider is configured here (has its API key, or needs none).",
+      }),
+    }),
+  ),
 });
 
 export const ModelListResponse = Type.Object({
