@@ -130,9 +130,9 @@ const ENUM_OR_ID_FIELDS = new Set([
   "file_id",
   "signature",
   "encrypted_content",
-  "$ref",
-  "$schema",
 ]);
+/** JSON Schema references: their values are open, so they are scanned, as names (never rewritten). */
+const REFERENCES = new Set(["$ref", "$schema"]);
 /** Objects whose property names are names (JSON Schema): every key is scanned, values are schemas. */
 const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
 /** Fields whose whole content is data: every key and value is scanned, nothing is allow-listed. */
@@ -146,6 +146,7 @@ const DATA_FIELDS = new Set(["enum", "const", "default", "examples", "metadata"]
 const KNOWN_FIELDS = new Set([
   ...TOP_LEVEL_SKIPPED,
   ...ENUM_OR_ID_FIELDS,
+  ...REFERENCES,
   ...NAME_MAPS,
   ...DATA_FIELDS,
   // requests and messages
@@ -605,19 +606,199 @@ function tooMany(): never {
   throw invalidRequest([{ path: "", message: `the request carries more than ${MAX_TEXTS} strings to scan` }]);
 }
 
-/** A link the provider fetches, not text the model reads (`image_url.url`). */
+/*
+ * The forms of the allow-listed values (docs/gateway.md#what-is-scanned): a value that is not
+ * scanned must be what it claims to be, or free text would pass beside the filters.
+ */
+
+/** Enum values, open (`type`, `role`, settings): lower-case identifiers, no spaces. */
+const IDENTIFIER = /^[a-z][a-z0-9_.:-]{0,63}$/;
+/** Ids made by providers and SDKs (`call_…`, `toolu_…`, `file-…`). */
+const ID = /^[A-Za-z0-9_.:|=+/-]{1,512}$/;
+/** Base64 in either alphabet (signatures, encrypted content, audio). */
+const BASE64_VALUE = /^[A-Za-z0-9+/_-]*={0,2}$/;
+/** Catalog model and provider slugs. */
+const SLUG = /^[A-Za-z0-9~][A-Za-z0-9._:/~+-]{0,255}$/;
+/** A token id, as `logit_bias` keys are written. */
+const TOKEN_ID = /^-?[0-9]{1,10}$/;
+
+type Issue = { path: string; message: string };
+/** Checks a value at `path`: the first problem, or undefined. */
+type Check = (value: unknown, path: string) => Issue | undefined;
+
+const text =
+  (form: RegExp, what: string): Check =>
+  (value, path) =>
+    typeof value === "string" && form.test(value) ? undefined : { path, message: `must be ${what}` };
+const oneOf =
+  (...values: string[]): Check =>
+  (value, path) =>
+    typeof value === "string" && values.includes(value)
+      ? undefined
+      : { path, message: `must be one of ${values.join(", ")}` };
+const boolean: Check = (value, path) =>
+  typeof value === "boolean" ? undefined : { path, message: "must be a boolean" };
+const number: Check = (value, path) =>
+  typeof value === "number" ? undefined : { path, message: "must be a number" };
+const decimal: Check = (value, path) =>
+  typeof value === "number" || (typeof value === "string" && /^[0-9]{1,20}(\.[0-9]{1,20})?$/.test(value))
+    ? undefined
+    : { path, message: "must be a number, or a decimal number written as a string" };
+const nullable =
+  (check: Check): Check =>
+  (value, path) =>
+    value === null ? undefined : check(value, path);
+const either =
+  (first: Check, second: Check): Check =>
+  (value, path) =>
+    first(value, path) && second(value, path);
+const listOf =
+  (item: Check): Check =>
+  (value, path) => {
+    if (!Array.isArray(value)) return { path, message: "must be an array" };
+    for (let i = 0; i < value.length; i++) {
+      const found = item(value[i], `${path}/${i}`);
+      if (found) return found;
+    }
+    return undefined;
+  };
+const pointerToken = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
+const objectOf =
+  (members: Record<string, Check>): Check =>
+  (value, path) => {
+    if (!isRecord(value)) return { path, message: "must be an object" };
+    for (const [key, item] of Object.entries(value)) {
+      const at = `${path}/${pointerToken(key)}`;
+      const check = Object.hasOwn(members, key) ? members[key] : undefined;
+      if (!check) return { path: at, message: "is not a known member of this object" };
+      const found = check(item, at);
+      if (found) return found;
+    }
+    return undefined;
+  };
+
+const identifier = text(IDENTIFIER, "a lower-case identifier (letters, digits, _ . : -)");
+const slug = text(SLUG, "a model or provider slug");
+const slugs = nullable(listOf(slug));
+const percentiles = objectOf({
+  p50: nullable(number),
+  p75: nullable(number),
+  p90: nullable(number),
+  p99: nullable(number),
+});
+
+/**
+ * The top-level fields that are not scanned, each with the form it must have: OpenRouter's routing
+ * fields (`provider` as in its provider preferences) and the output settings of the OpenAI API.
+ */
+const TOP_LEVEL_FORMS: Record<string, Check> = {
+  model: slug,
+  models: listOf(slug),
+  route: identifier,
+  transforms: listOf(identifier),
+  service_tier: nullable(identifier),
+  reasoning_effort: nullable(identifier),
+  verbosity: nullable(identifier),
+  modalities: nullable(listOf(identifier)),
+  stream: nullable(boolean),
+  stream_options: nullable(objectOf({ include_usage: boolean, include_obfuscation: boolean })),
+  audio: nullable(
+    objectOf({ voice: either(identifier, objectOf({ id: text(ID, "a voice id") })), format: identifier }),
+  ),
+  logit_bias: nullable((value, path) => {
+    if (!isRecord(value)) return { path, message: "must be an object of token ids to numbers" };
+    for (const [key, bias] of Object.entries(value)) {
+      const at = `${path}/${pointerToken(key)}`;
+      if (!TOKEN_ID.test(key)) return { path: at, message: "must be a token id (an integer)" };
+      if (typeof bias !== "number") return { path: at, message: "must be a number" };
+    }
+    return undefined;
+  }),
+  provider: nullable(
+    objectOf({
+      order: slugs,
+      only: slugs,
+      ignore: slugs,
+      allow_fallbacks: nullable(boolean),
+      require_parameters: nullable(boolean),
+      data_collection: nullable(oneOf("allow", "deny")),
+      zdr: nullable(boolean),
+      enforce_distillable_text: nullable(boolean),
+      quantizations: nullable(listOf(identifier)),
+      sort: nullable(
+        either(identifier, objectOf({ by: nullable(identifier), partition: nullable(identifier) })),
+      ),
+      max_price: objectOf({
+        prompt: decimal,
+        completion: decimal,
+        image: decimal,
+        audio: decimal,
+        request: decimal,
+      }),
+      preferred_min_throughput: nullable(either(number, percentiles)),
+      preferred_max_latency: nullable(either(number, percentiles)),
+    }),
+  ),
+};
+
+/** Checks the top-level fields that are skipped whole; throws the 400 naming the first bad value. */
+function checkTopLevel(body: ChatBody): void {
+  for (const key of Object.keys(body)) {
+    const check = TOP_LEVEL_SKIPPED.has(key) ? TOP_LEVEL_FORMS[key] : undefined;
+    const found = check?.(body[key], `/${pointerToken(key)}`);
+    if (found) throw invalidRequest([found]);
+  }
+}
+
+/** What an allow-listed string must look like, by its field. */
+function formOf(key: string): [RegExp, string] {
+  switch (key) {
+    case "type":
+    case "role":
+    case "effort":
+    case "summary":
+    case "tool_choice":
+    case "function_call":
+      return [IDENTIFIER, "a lower-case identifier (letters, digits, _ . : -)"];
+    case "id":
+    case "tool_call_id":
+    case "file_id":
+      return [ID, "an id (letters, digits, _ . : | = + / -)"];
+    default:
+      // signature, encrypted_content, data
+      return [BASE64_VALUE, "base64"];
+  }
+}
+
+/** Throws the 400 naming an allow-listed string that is not of its field's form. */
+function checkForm(node: PathNode, key: string | number, field: string, value: string): void {
+  const [form, what] = formOf(field);
+  if (!form.test(value)) throw invalidRequest([{ path: pointerOf(node, key), message: `must be ${what}` }]);
+}
+
+/** A link the provider fetches (`image_url.url`): scanned decoded, as a name (never rewritten). */
 function isLink(value: string): boolean {
   return /^https?:\/\//i.test(value);
 }
 
-/** Whether the string `key` of a STRUCT container is on the allow-list. */
-function allowListed(node: PathNode, key: string, value: string): boolean {
+/** A link as the provider's server reads it: percent-escapes decoded, `+` in the query a space. */
+function decodedLink(value: string): string {
+  const query = value.indexOf("?");
+  const spaced = query < 0 ? value : value.slice(0, query) + value.slice(query).replaceAll("+", " ");
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+}
+
+/** Whether the string `key` of a STRUCT container is on the allow-list (its form is then checked). */
+function allowListed(node: PathNode, key: string): boolean {
   if (ENUM_OR_ID_FIELDS.has(key)) return true;
   const parent = node.parent;
   if (parent === null) return TOP_LEVEL_SKIPPED.has(key) || TOP_LEVEL_ENUMS.has(key);
   // The top-level reasoning settings; a message's `reasoning` is its text and is scanned.
   if (parent.parent === null && node.key === "reasoning") return key === "effort" || key === "summary";
-  if ((key === "url" && node.key === "image_url") || key === "image_url") return isLink(value);
   if (key === "data")
     return (
       node.key === "input_audio" || (node.value as Record<string, unknown>).type === "reasoning.encrypted"
@@ -681,6 +862,7 @@ function addString(
  * nested deeper than MAX_NESTING or carries more than MAX_TEXTS strings to scan.
  */
 export function collectTexts(body: ChatBody): ChatText[] {
+  checkTopLevel(body);
   const texts: ChatText[] = [];
   const root: PathNode = { value: body, parent: null, key: "" };
   const stack: Frame[] = [
@@ -717,16 +899,32 @@ export function collectTexts(body: ChatBody): ChatText[] {
       addText(texts, frame, key as string, "key", false, { node: frame.node, key, isKey: true });
     }
     if (typeof value === "string") {
-      if (mode === SKIPPED || (mode === STRUCT && keys && allowListed(frame.node, key as string, value)))
+      if (mode === SKIPPED) continue;
+      if (mode === STRUCT && keys && allowListed(frame.node, key as string)) {
+        // The top-level skipped fields were checked whole before the walk.
+        if (!atRoot || !TOP_LEVEL_SKIPPED.has(key as string))
+          checkForm(frame.node, key, key as string, value);
         continue;
-      if (mode === STRUCT && !keys && ENUM_OR_ID_FIELDS.has(field)) continue;
+      }
+      if (mode === STRUCT && !keys && ENUM_OR_ID_FIELDS.has(field)) {
+        checkForm(frame.node, key, field, value);
+        continue;
+      }
       const structural = mode === STRUCT && keys !== null;
+      if (
+        structural &&
+        ((key === "url" && frame.node.key === "image_url") || key === "image_url") &&
+        isLink(value)
+      ) {
+        addText(texts, frame, decodedLink(value), "name", false, { node: frame.node, key });
+        continue;
+      }
       addString(
         texts,
         frame,
         key,
         value,
-        structural && key === "name" ? "name" : "text",
+        structural && (key === "name" || REFERENCES.has(key as string)) ? "name" : "text",
         structural && key === "arguments",
       );
       continue;

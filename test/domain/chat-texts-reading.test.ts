@@ -226,3 +226,147 @@ describe("every data: URL form a provider decodes is decoded and scanned (docs/g
     );
   });
 });
+
+describe("an allow-listed field holds only what it is; free text there is a 400 naming it (docs/gateway.md#what-is-scanned)", () => {
+  const FREE = "mail jane@example.com now";
+  const msg = (extra: Record<string, unknown>) => ({ role: "user", content: "hi", ...extra });
+  const CASES: [string, Record<string, unknown>, string][] = [
+    ["model", { model: FREE }, "/model"],
+    ["models", { models: ["a/b", FREE] }, "/models/1"],
+    ["provider.order", { provider: { order: [FREE] } }, "/provider/order/0"],
+    ["provider.sort", { provider: { sort: FREE } }, "/provider/sort"],
+    ["an unknown provider member", { provider: { note: "x" } }, "/provider/note"],
+    ["provider.max_price", { provider: { max_price: { prompt: FREE } } }, "/provider/max_price/prompt"],
+    ["provider.data_collection", { provider: { data_collection: "maybe" } }, "/provider/data_collection"],
+    ["route", { route: FREE }, "/route"],
+    ["transforms", { transforms: [FREE] }, "/transforms/0"],
+    ["service_tier", { service_tier: FREE }, "/service_tier"],
+    ["reasoning_effort", { reasoning_effort: FREE }, "/reasoning_effort"],
+    ["verbosity", { verbosity: FREE }, "/verbosity"],
+    ["modalities", { modalities: [FREE] }, "/modalities/0"],
+    ["audio.voice", { audio: { voice: FREE, format: "mp3" } }, "/audio/voice"],
+    [
+      "stream_options member",
+      { stream_options: { include_usage: true, note: FREE } },
+      "/stream_options/note",
+    ],
+    ["logit_bias key", { logit_bias: { [FREE]: 1 } }, `/logit_bias/${FREE}`],
+    ["logit_bias value", { logit_bias: { "50256": FREE } }, "/logit_bias/50256"],
+    ["reasoning.effort", { reasoning: { effort: FREE } }, "/reasoning/effort"],
+    ["tool_choice as a string", { tool_choice: FREE }, "/tool_choice"],
+    ["function_call as a string", { function_call: FREE }, "/function_call"],
+    [
+      "a content part's type",
+      { messages: [msg({ content: [{ type: FREE, text: "x" }] })] },
+      "/messages/0/content/0/type",
+    ],
+    [
+      "a schema's type list",
+      { tools: [{ type: "function", function: { name: "f", parameters: { type: ["string", FREE] } } }] },
+      "/tools/0/function/parameters/type/1",
+    ],
+    [
+      "a tool call id",
+      {
+        messages: [
+          msg({
+            role: "assistant",
+            tool_calls: [{ id: FREE, type: "function", function: { name: "f", arguments: "{}" } }],
+          }),
+        ],
+      },
+      "/messages/0/tool_calls/0/id",
+    ],
+    ["tool_call_id", { messages: [msg({ role: "tool", tool_call_id: FREE })] }, "/messages/0/tool_call_id"],
+    [
+      "file_id",
+      { messages: [msg({ content: [{ type: "file", file: { file_id: FREE } }] })] },
+      "/messages/0/content/0/file/file_id",
+    ],
+    [
+      "signature",
+      { messages: [msg({ reasoning_details: [{ type: "reasoning.text", text: "t", signature: FREE }] })] },
+      "/messages/0/reasoning_details/0/signature",
+    ],
+    ["encrypted_content", { messages: [msg({ encrypted_content: FREE })] }, "/messages/0/encrypted_content"],
+    [
+      "input_audio.data",
+      { messages: [msg({ content: [{ type: "input_audio", input_audio: { data: FREE, format: "wav" } }] })] },
+      "/messages/0/content/0/input_audio/data",
+    ],
+    [
+      "encrypted reasoning data",
+      { messages: [msg({ reasoning_details: [{ type: "reasoning.encrypted", data: FREE }] })] },
+      "/messages/0/reasoning_details/0/data",
+    ],
+  ];
+  for (const [label, fields, path] of CASES) {
+    it(`${label}: free text is a 400 at ${path}`, () => {
+      const body = { model: "acme/chat", messages: [{ role: "user", content: "hi" }], ...fields } as ChatBody;
+      assert.throws(
+        () => collectTexts(body),
+        (err: unknown) => {
+          const issues = (err as { metadata?: { issues?: { path: string }[] } }).metadata?.issues ?? [];
+          assert.equal(issues[0]?.path, path, JSON.stringify(err));
+          return true;
+        },
+      );
+    });
+  }
+
+  it("what real clients send in these fields passes", () => {
+    const body = {
+      model: "openai/gpt-4o:online",
+      models: ["anthropic/claude-sonnet-4.5", "~openai/gpt-latest"],
+      provider: {
+        order: ["openai", "azure"],
+        allow_fallbacks: false,
+        data_collection: "deny",
+        zdr: true,
+        sort: { by: "throughput", partition: "none" },
+        quantizations: ["fp8"],
+        max_price: { prompt: 1, completion: "2.5" },
+        preferred_min_throughput: { p90: 20 },
+      },
+      transforms: ["middle-out"],
+      service_tier: "auto",
+      reasoning: { effort: "high", summary: "auto" },
+      stream_options: { include_usage: true },
+      logit_bias: { "50256": -100 },
+      audio: { voice: "alloy", format: "wav" },
+      modalities: ["text", "audio"],
+      tool_choice: "required",
+      messages: [
+        {
+          role: "assistant",
+          tool_calls: [
+            {
+              id: "toolu_01A09q90qw90lq917835lq9",
+              type: "function",
+              function: { name: "f", arguments: "{}" },
+            },
+          ],
+          reasoning_details: [{ type: "reasoning.encrypted", data: "gAAAAABo-_x1==", id: "rs_1" }],
+        },
+        { role: "tool", tool_call_id: "call_abc.123:x", content: "ok" },
+      ],
+    } as ChatBody;
+    assert.doesNotThrow(() => collectTexts(body));
+  });
+
+  it("an http(s) link in image_url is scanned decoded, as a name: an address in its query is found", () => {
+    const body: ChatBody = {
+      model: "m",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image_url", image_url: { url: "https://x.test/a.png?to=jane.doe%40example.com" } },
+          ],
+        },
+      ],
+    };
+    const link = collectTexts(body).find((t) => textPointer(t) === "/messages/0/content/0/image_url/url");
+    assert.deepEqual([link?.text, link?.kind], ["https://x.test/a.png?to=jane.doe@example.com", "name"]);
+  });
+});
