@@ -46,12 +46,22 @@ export interface PathNode {
   readonly key: string | number;
 }
 
+/** How a text payload's bytes are read (docs/gateway.md#data-urls). */
+type Charset = "utf8" | "latin1" | "utf16le" | "utf16be";
+
 /** A `data:` URL whose payload is text: how to decode it and encode a changed text back. */
 interface DataUrl {
   /** Everything up to and including the comma. */
   head: string;
   encoding: "base64" | "percent" | "plain";
-  charset: "utf8" | "latin1";
+  charset: Charset;
+  /** The payload decoded: what is scanned, and what a redaction rewrites. */
+  text: string;
+  /**
+   * The payload is base64 in a form decoders read differently (line breaks or spaces, the URL-safe
+   * alphabet, missing padding): it is forwarded re-encoded as canonical base64 of what was scanned.
+   */
+  recode: boolean;
 }
 
 /** Where a text sits, enough to write a replacement back (or to name the place in a refusal). */
@@ -120,9 +130,9 @@ const ENUM_OR_ID_FIELDS = new Set([
   "file_id",
   "signature",
   "encrypted_content",
-  "$ref",
-  "$schema",
 ]);
+/** JSON Schema references: their values are open, so they are scanned, as names (never rewritten). */
+const REFERENCES = new Set(["$ref", "$schema"]);
 /** Objects whose property names are names (JSON Schema): every key is scanned, values are schemas. */
 const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
 /** Fields whose whole content is data: every key and value is scanned, nothing is allow-listed. */
@@ -136,6 +146,7 @@ const DATA_FIELDS = new Set(["enum", "const", "default", "examples", "metadata"]
 const KNOWN_FIELDS = new Set([
   ...TOP_LEVEL_SKIPPED,
   ...ENUM_OR_ID_FIELDS,
+  ...REFERENCES,
   ...NAME_MAPS,
   ...DATA_FIELDS,
   // requests and messages
@@ -304,7 +315,8 @@ export function textPointer(text: ChatText): string {
 /* data: URLs (RFC 2397). */
 
 const MIME = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const CANONICAL_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const LOOSE_BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 /** A header longer than this is not a data: URL header (and a huge string is not searched for one). */
 const MAX_DATA_HEAD = 512;
 
@@ -334,9 +346,105 @@ function isTextMime(mime: string): boolean {
 type DataUrlRead =
   | { kind: "none" }
   | { kind: "binary" }
-  | { kind: "text"; url: DataUrl; text: string; json: boolean };
+  | { kind: "undecodable"; why: string }
+  | { kind: "text"; url: DataUrl; json: boolean };
 
-/** Reads a string as a data: URL: not one, one of a binary type, or one of a text type decoded. */
+/** The charset a `charset=` parameter names, "" when none is given, or null for one not read here. */
+function charsetNamed(name: string): Charset | "" | "utf16" | null {
+  switch (name) {
+    case "":
+      return "";
+    case "utf-8":
+    case "utf8":
+    case "us-ascii":
+    case "ascii":
+      return "utf8";
+    case "iso-8859-1":
+    case "iso_8859-1":
+    case "latin1":
+    case "latin-1":
+    case "l1":
+      return "latin1";
+    case "utf-16":
+    case "utf16":
+      return "utf16";
+    case "utf-16le":
+      return "utf16le";
+    case "utf-16be":
+      return "utf16be";
+    default:
+      return null;
+  }
+}
+
+/**
+ * The bytes of a base64 payload as a forgiving decoder reads them: spaces and line breaks (RFC 2045)
+ * dropped, the URL-safe alphabet (`-`, `_`) read as `+` and `/`, padding optional. Null when some
+ * character is neither (decoders that skip such characters and decoders that refuse them disagree)
+ * or when both alphabets are mixed.
+ */
+function base64Bytes(payload: string): { bytes: Buffer; canonical: boolean } | null {
+  if (payload.length % 4 === 0 && CANONICAL_BASE64.test(payload))
+    return { bytes: Buffer.from(payload, "base64"), canonical: true };
+  let p = payload.replace(/[ \t\r\n\f]+/g, "");
+  if (!LOOSE_BASE64.test(p)) return null;
+  const urlSafe = p.includes("-") || p.includes("_");
+  if (urlSafe && (p.includes("+") || p.includes("/"))) return null;
+  if (urlSafe) p = p.replaceAll("-", "+").replaceAll("_", "/");
+  const bare = p.endsWith("=") ? p.slice(0, p.indexOf("=")) : p;
+  if (bare.length % 4 === 1) return null;
+  return { bytes: Buffer.from(bare, "base64"), canonical: false };
+}
+
+/** The bytes of a percent-encoded payload: `%XX` decoded, anything else (a stray `%` too) as written. */
+function percentBytes(payload: string): Buffer {
+  const raw = Buffer.from(payload, "utf8");
+  const out = Buffer.allocUnsafe(raw.length);
+  let n = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const byte = raw[i] as number;
+    if (byte === 0x25 && i + 2 < raw.length && isHex(raw[i + 1]) && isHex(raw[i + 2])) {
+      out[n++] = Number.parseInt(raw.toString("latin1", i + 1, i + 3), 16);
+      i += 2;
+    } else out[n++] = byte;
+  }
+  return out.subarray(0, n);
+}
+
+function isHex(byte: number | undefined): boolean {
+  return byte !== undefined && ((byte >= 48 && byte <= 57) || ((byte | 32) >= 97 && (byte | 32) <= 102));
+}
+
+/**
+ * Decodes a text payload's bytes. A byte-order mark decides first, whatever the label says (as a
+ * browser's decoder does); then the charset named; with none, UTF-8, or each byte as one character
+ * when the bytes are not UTF-8. A string when decoded, or why it cannot be.
+ */
+function decodeText(
+  bytes: Buffer,
+  named: Charset | "" | "utf16",
+): { text: string; charset: Charset } | string {
+  let charset: Charset | "" | "utf16" = named;
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) charset = "utf16be";
+  else if (bytes[0] === 0xff && bytes[1] === 0xfe) charset = "utf16le";
+  else if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) charset = "utf8";
+  if (charset === "utf16")
+    return "a UTF-16 payload without a byte-order mark is read in either byte order; send a BOM, or charset utf-16le or utf-16be";
+  if (charset === "utf16le" || charset === "utf16be") {
+    if (bytes.length % 2 !== 0) return "the UTF-16 payload has an odd number of bytes";
+    const le = charset === "utf16le" ? bytes : Buffer.from(bytes).swap16();
+    return { text: le.toString("utf16le"), charset };
+  }
+  if (charset === "latin1") return { text: bytes.toString("latin1"), charset };
+  if (isUtf8(bytes)) return { text: bytes.toString("utf8"), charset: "utf8" };
+  if (charset === "utf8") return "the payload is not valid UTF-8, its declared charset";
+  return { text: bytes.toString("latin1"), charset: "latin1" };
+}
+
+/**
+ * Reads a string as a data: URL: not one, one of a binary type, one of a text type decoded, or one
+ * of a text type whose payload cannot be decoded (which is refused, never forwarded unscanned).
+ */
 function readDataUrl(value: string): DataUrlRead {
   // "data:" in any case; the first character rules out most strings before anything is allocated.
   if (value.length < 6 || (value.charCodeAt(0) | 32) !== 100 || value.slice(1, 5).toLowerCase() !== "ata:")
@@ -347,53 +455,83 @@ function readDataUrl(value: string): DataUrlRead {
   const mime = (params[0] ?? "").trim().toLowerCase();
   if (mime !== "" && !MIME.test(mime)) return { kind: "none" };
   let base64 = false;
-  let charset = "";
+  let charsetName = "";
   for (let i = 1; i < params.length; i++) {
     const p = (params[i] as string).trim().toLowerCase();
     if (p === "base64" && i === params.length - 1) base64 = true;
-    else if (p.startsWith("charset=")) charset = p.slice(8).replaceAll('"', "");
+    else if (p.startsWith("charset=")) charsetName = p.slice(8).replaceAll('"', "").trim();
     else if (!p.includes("=")) return { kind: "none" };
   }
   if (!isTextMime(mime)) return { kind: "binary" };
+  const named = charsetNamed(charsetName);
+  if (named === null)
+    return {
+      kind: "undecodable",
+      why: "the payload's charset is not one the gateway reads (UTF-8, ISO-8859-1, UTF-16)",
+    };
   const head = value.slice(0, comma + 1);
   const payload = value.slice(comma + 1);
   const json = mime.endsWith("json");
+  let bytes: Buffer;
+  let encoding: DataUrl["encoding"] = "plain";
+  let recode = false;
   if (base64) {
-    // Not canonical base64: read as it stands (a redaction then rewrites the characters themselves).
-    if (!BASE64.test(payload))
-      return { kind: "text", url: { head, encoding: "plain", charset: "utf8" }, text: payload, json };
-    const bytes = Buffer.from(payload, "base64");
-    const utf8 = charset !== "iso-8859-1" && charset !== "latin1" && isUtf8(bytes);
-    return {
-      kind: "text",
-      url: { head, encoding: "base64", charset: utf8 ? "utf8" : "latin1" },
-      text: bytes.toString(utf8 ? "utf8" : "latin1"),
-      json,
-    };
+    // A URL's own percent-escapes are undone before the base64 is read, as a browser does.
+    const read = base64Bytes(payload.includes("%") ? percentBytes(payload).toString("latin1") : payload);
+    if (read === null) return { kind: "undecodable", why: "the payload is not base64" };
+    bytes = read.bytes;
+    encoding = "base64";
+    recode = !read.canonical || payload.includes("%");
+  } else if (payload.includes("%")) {
+    bytes = percentBytes(payload);
+    encoding = "percent";
+  } else if (named === "" || named === "utf8") {
+    // The common case: the payload is the text.
+    return { kind: "text", url: { head, encoding, charset: "utf8", text: payload, recode }, json };
+  } else bytes = Buffer.from(payload, "utf8");
+  const decoded = decodeText(bytes, named);
+  if (typeof decoded === "string") return { kind: "undecodable", why: decoded };
+  const url: DataUrl = { head, encoding, charset: decoded.charset, text: decoded.text, recode };
+  return { kind: "text", url, json };
+}
+
+/** The bytes of a text in a payload's charset. */
+function encodeText(text: string, charset: Charset): Buffer {
+  if (charset === "utf16be") return Buffer.from(text, "utf16le").swap16();
+  return Buffer.from(text, charset);
+}
+
+/** Percent-encodes bytes: unreserved ASCII as it is, every other byte as %XX. */
+function percentEncode(bytes: Buffer): string {
+  let out = "";
+  for (const byte of bytes) {
+    const unreserved =
+      (byte >= 48 && byte <= 57) ||
+      ((byte | 32) >= 97 && (byte | 32) <= 122) ||
+      byte === 45 ||
+      byte === 46 ||
+      byte === 95 ||
+      byte === 126;
+    out += unreserved
+      ? String.fromCharCode(byte)
+      : `%${byte < 16 ? "0" : ""}${byte.toString(16).toUpperCase()}`;
   }
-  if (payload.includes("%")) {
-    try {
-      return {
-        kind: "text",
-        url: { head, encoding: "percent", charset: "utf8" },
-        text: decodeURIComponent(payload),
-        json,
-      };
-    } catch {
-      // A stray "%" (or escapes that are not UTF-8): the payload is read as it stands.
-    }
-  }
-  return { kind: "text", url: { head, encoding: "plain", charset: "utf8" }, text: payload, json };
+  return out;
 }
 
 function encodeDataUrl(url: DataUrl, text: string): string {
   switch (url.encoding) {
     case "base64":
-      return url.head + Buffer.from(text, url.charset).toString("base64");
+      return url.head + encodeText(text, url.charset).toString("base64");
     case "percent":
-      return url.head + encodeURIComponent(text);
+      return (
+        url.head +
+        (url.charset === "utf8" ? encodeURIComponent(text) : percentEncode(encodeText(text, url.charset)))
+      );
     case "plain":
-      return url.head + text;
+      // A "%" written plainly would be read as the start of an escape.
+      if (url.charset !== "utf8") return url.head + percentEncode(encodeText(text, url.charset));
+      return url.head + (text.includes("%") ? encodeURIComponent(text) : text);
   }
 }
 
@@ -468,19 +606,199 @@ function tooMany(): never {
   throw invalidRequest([{ path: "", message: `the request carries more than ${MAX_TEXTS} strings to scan` }]);
 }
 
-/** A link the provider fetches, not text the model reads (`image_url.url`). */
+/*
+ * The forms of the allow-listed values (docs/gateway.md#what-is-scanned): a value that is not
+ * scanned must be what it claims to be, or free text would pass beside the filters.
+ */
+
+/** Enum values, open (`type`, `role`, settings): lower-case identifiers, no spaces. */
+const IDENTIFIER = /^[a-z][a-z0-9_.:-]{0,63}$/;
+/** Ids made by providers and SDKs (`call_…`, `toolu_…`, `file-…`). */
+const ID = /^[A-Za-z0-9_.:|=+/-]{1,512}$/;
+/** Base64 in either alphabet (signatures, encrypted content, audio). */
+const BASE64_VALUE = /^[A-Za-z0-9+/_-]*={0,2}$/;
+/** Catalog model and provider slugs. */
+const SLUG = /^[A-Za-z0-9~][A-Za-z0-9._:/~+-]{0,255}$/;
+/** A token id, as `logit_bias` keys are written. */
+const TOKEN_ID = /^-?[0-9]{1,10}$/;
+
+type Issue = { path: string; message: string };
+/** Checks a value at `path`: the first problem, or undefined. */
+type Check = (value: unknown, path: string) => Issue | undefined;
+
+const text =
+  (form: RegExp, what: string): Check =>
+  (value, path) =>
+    typeof value === "string" && form.test(value) ? undefined : { path, message: `must be ${what}` };
+const oneOf =
+  (...values: string[]): Check =>
+  (value, path) =>
+    typeof value === "string" && values.includes(value)
+      ? undefined
+      : { path, message: `must be one of ${values.join(", ")}` };
+const boolean: Check = (value, path) =>
+  typeof value === "boolean" ? undefined : { path, message: "must be a boolean" };
+const number: Check = (value, path) =>
+  typeof value === "number" ? undefined : { path, message: "must be a number" };
+const decimal: Check = (value, path) =>
+  typeof value === "number" || (typeof value === "string" && /^[0-9]{1,20}(\.[0-9]{1,20})?$/.test(value))
+    ? undefined
+    : { path, message: "must be a number, or a decimal number written as a string" };
+const nullable =
+  (check: Check): Check =>
+  (value, path) =>
+    value === null ? undefined : check(value, path);
+const either =
+  (first: Check, second: Check): Check =>
+  (value, path) =>
+    first(value, path) && second(value, path);
+const listOf =
+  (item: Check): Check =>
+  (value, path) => {
+    if (!Array.isArray(value)) return { path, message: "must be an array" };
+    for (let i = 0; i < value.length; i++) {
+      const found = item(value[i], `${path}/${i}`);
+      if (found) return found;
+    }
+    return undefined;
+  };
+const pointerToken = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
+const objectOf =
+  (members: Record<string, Check>): Check =>
+  (value, path) => {
+    if (!isRecord(value)) return { path, message: "must be an object" };
+    for (const [key, item] of Object.entries(value)) {
+      const at = `${path}/${pointerToken(key)}`;
+      const check = Object.hasOwn(members, key) ? members[key] : undefined;
+      if (!check) return { path: at, message: "is not a known member of this object" };
+      const found = check(item, at);
+      if (found) return found;
+    }
+    return undefined;
+  };
+
+const identifier = text(IDENTIFIER, "a lower-case identifier (letters, digits, _ . : -)");
+const slug = text(SLUG, "a model or provider slug");
+const slugs = nullable(listOf(slug));
+const percentiles = objectOf({
+  p50: nullable(number),
+  p75: nullable(number),
+  p90: nullable(number),
+  p99: nullable(number),
+});
+
+/**
+ * The top-level fields that are not scanned, each with the form it must have: OpenRouter's routing
+ * fields (`provider` as in its provider preferences) and the output settings of the OpenAI API.
+ */
+const TOP_LEVEL_FORMS: Record<string, Check> = {
+  model: slug,
+  models: listOf(slug),
+  route: identifier,
+  transforms: listOf(identifier),
+  service_tier: nullable(identifier),
+  reasoning_effort: nullable(identifier),
+  verbosity: nullable(identifier),
+  modalities: nullable(listOf(identifier)),
+  stream: nullable(boolean),
+  stream_options: nullable(objectOf({ include_usage: boolean, include_obfuscation: boolean })),
+  audio: nullable(
+    objectOf({ voice: either(identifier, objectOf({ id: text(ID, "a voice id") })), format: identifier }),
+  ),
+  logit_bias: nullable((value, path) => {
+    if (!isRecord(value)) return { path, message: "must be an object of token ids to numbers" };
+    for (const [key, bias] of Object.entries(value)) {
+      const at = `${path}/${pointerToken(key)}`;
+      if (!TOKEN_ID.test(key)) return { path: at, message: "must be a token id (an integer)" };
+      if (typeof bias !== "number") return { path: at, message: "must be a number" };
+    }
+    return undefined;
+  }),
+  provider: nullable(
+    objectOf({
+      order: slugs,
+      only: slugs,
+      ignore: slugs,
+      allow_fallbacks: nullable(boolean),
+      require_parameters: nullable(boolean),
+      data_collection: nullable(oneOf("allow", "deny")),
+      zdr: nullable(boolean),
+      enforce_distillable_text: nullable(boolean),
+      quantizations: nullable(listOf(identifier)),
+      sort: nullable(
+        either(identifier, objectOf({ by: nullable(identifier), partition: nullable(identifier) })),
+      ),
+      max_price: objectOf({
+        prompt: decimal,
+        completion: decimal,
+        image: decimal,
+        audio: decimal,
+        request: decimal,
+      }),
+      preferred_min_throughput: nullable(either(number, percentiles)),
+      preferred_max_latency: nullable(either(number, percentiles)),
+    }),
+  ),
+};
+
+/** Checks the top-level fields that are skipped whole; throws the 400 naming the first bad value. */
+function checkTopLevel(body: ChatBody): void {
+  for (const key of Object.keys(body)) {
+    const check = TOP_LEVEL_SKIPPED.has(key) ? TOP_LEVEL_FORMS[key] : undefined;
+    const found = check?.(body[key], `/${pointerToken(key)}`);
+    if (found) throw invalidRequest([found]);
+  }
+}
+
+/** What an allow-listed string must look like, by its field. */
+function formOf(key: string): [RegExp, string] {
+  switch (key) {
+    case "type":
+    case "role":
+    case "effort":
+    case "summary":
+    case "tool_choice":
+    case "function_call":
+      return [IDENTIFIER, "a lower-case identifier (letters, digits, _ . : -)"];
+    case "id":
+    case "tool_call_id":
+    case "file_id":
+      return [ID, "an id (letters, digits, _ . : | = + / -)"];
+    default:
+      // signature, encrypted_content, data
+      return [BASE64_VALUE, "base64"];
+  }
+}
+
+/** Throws the 400 naming an allow-listed string that is not of its field's form. */
+function checkForm(node: PathNode, key: string | number, field: string, value: string): void {
+  const [form, what] = formOf(field);
+  if (!form.test(value)) throw invalidRequest([{ path: pointerOf(node, key), message: `must be ${what}` }]);
+}
+
+/** A link the provider fetches (`image_url.url`): scanned decoded, as a name (never rewritten). */
 function isLink(value: string): boolean {
   return /^https?:\/\//i.test(value);
 }
 
-/** Whether the string `key` of a STRUCT container is on the allow-list. */
-function allowListed(node: PathNode, key: string, value: string): boolean {
+/** A link as the provider's server reads it: percent-escapes decoded, `+` in the query a space. */
+function decodedLink(value: string): string {
+  const query = value.indexOf("?");
+  const spaced = query < 0 ? value : value.slice(0, query) + value.slice(query).replaceAll("+", " ");
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+}
+
+/** Whether the string `key` of a STRUCT container is on the allow-list (its form is then checked). */
+function allowListed(node: PathNode, key: string): boolean {
   if (ENUM_OR_ID_FIELDS.has(key)) return true;
   const parent = node.parent;
   if (parent === null) return TOP_LEVEL_SKIPPED.has(key) || TOP_LEVEL_ENUMS.has(key);
   // The top-level reasoning settings; a message's `reasoning` is its text and is scanned.
   if (parent.parent === null && node.key === "reasoning") return key === "effort" || key === "summary";
-  if ((key === "url" && node.key === "image_url") || key === "image_url") return isLink(value);
   if (key === "data")
     return (
       node.key === "input_audio" || (node.value as Record<string, unknown>).type === "reasoning.encrypted"
@@ -521,8 +839,9 @@ function addString(
   let dataUrl: DataUrl | undefined;
   const read = readDataUrl(value);
   if (read.kind === "binary") return;
+  if (read.kind === "undecodable") throw invalidRequest([{ path: pointerOf(node, key), message: read.why }]);
   if (read.kind === "text") {
-    text = read.text;
+    text = read.url.text;
     json = read.json;
     dataUrl = read.url;
   }
@@ -543,6 +862,7 @@ function addString(
  * nested deeper than MAX_NESTING or carries more than MAX_TEXTS strings to scan.
  */
 export function collectTexts(body: ChatBody): ChatText[] {
+  checkTopLevel(body);
   const texts: ChatText[] = [];
   const root: PathNode = { value: body, parent: null, key: "" };
   const stack: Frame[] = [
@@ -579,16 +899,32 @@ export function collectTexts(body: ChatBody): ChatText[] {
       addText(texts, frame, key as string, "key", false, { node: frame.node, key, isKey: true });
     }
     if (typeof value === "string") {
-      if (mode === SKIPPED || (mode === STRUCT && keys && allowListed(frame.node, key as string, value)))
+      if (mode === SKIPPED) continue;
+      if (mode === STRUCT && keys && allowListed(frame.node, key as string)) {
+        // The top-level skipped fields were checked whole before the walk.
+        if (!atRoot || !TOP_LEVEL_SKIPPED.has(key as string))
+          checkForm(frame.node, key, key as string, value);
         continue;
-      if (mode === STRUCT && !keys && ENUM_OR_ID_FIELDS.has(field)) continue;
+      }
+      if (mode === STRUCT && !keys && ENUM_OR_ID_FIELDS.has(field)) {
+        checkForm(frame.node, key, field, value);
+        continue;
+      }
       const structural = mode === STRUCT && keys !== null;
+      if (
+        structural &&
+        ((key === "url" && frame.node.key === "image_url") || key === "image_url") &&
+        isLink(value)
+      ) {
+        addText(texts, frame, decodedLink(value), "name", false, { node: frame.node, key });
+        continue;
+      }
       addString(
         texts,
         frame,
         key,
         value,
-        structural && key === "name" ? "name" : "text",
+        structural && (key === "name" || REFERENCES.has(key as string)) ? "name" : "text",
         structural && key === "arguments",
       );
       continue;
@@ -638,10 +974,7 @@ interface Rewrite {
 
 /** The string after its rewrites: whole, or token by token (each written back as a JSON string). */
 function rewritten(original: string, r: Rewrite): string {
-  let decoded = original;
-  if (r.dataUrl) decoded = original.slice(r.dataUrl.head.length);
-  if (r.dataUrl?.encoding === "base64") decoded = Buffer.from(decoded, "base64").toString(r.dataUrl.charset);
-  else if (r.dataUrl?.encoding === "percent") decoded = decodeURIComponent(decoded);
+  const decoded = r.dataUrl ? r.dataUrl.text : original;
   let next = r.whole ?? decoded;
   if (r.whole === undefined) {
     r.tokens.sort((a, b) => a.start - b.start);
@@ -667,15 +1000,19 @@ function writable(copies: Map<PathNode, Container>, node: PathNode): Container {
 }
 
 /**
- * A copy of the request with the given texts replaced. Only the objects and arrays on the way to a
+ * A copy of the request with the given texts replaced, and with every base64 `data:` payload among
+ * `texts` that is not canonical written canonically. Only the objects and arrays on the way to a
  * changed string are copied; every other subtree is shared. Names and property names (`kind` other
  * than `text`) are never rewritten: the decision refuses a request whose redaction would need it.
  */
-export function replaceTexts(body: ChatBody, replacements: { text: ChatText; value: string }[]): ChatBody {
+export function replaceTexts(
+  body: ChatBody,
+  replacements: { text: ChatText; value: string }[],
+  texts: readonly ChatText[] = [],
+): ChatBody {
   const rewrites = new Map<PathNode, Map<string | number, Rewrite>>();
-  for (const { text, value } of replacements) {
-    if (text.kind !== "text") continue;
-    const { node, key, dataUrl, token } = text.place;
+  const rewriteOf = (place: TextPlace): Rewrite => {
+    const { node, key, dataUrl } = place;
     let byKey = rewrites.get(node);
     if (!byKey) {
       byKey = new Map();
@@ -687,9 +1024,18 @@ export function replaceTexts(body: ChatBody, replacements: { text: ChatText; val
       if (dataUrl) r.dataUrl = dataUrl;
       byKey.set(key, r);
     }
+    return r;
+  };
+  for (const { text, value } of replacements) {
+    if (text.kind !== "text") continue;
+    const r = rewriteOf(text.place);
+    const token = text.place.token;
     if (token) r.tokens.push({ start: token.start, end: token.end, value });
     else r.whole = value;
   }
+  // Base64 a decoder could read otherwise is sent as canonical base64 of what was scanned
+  // (docs/gateway.md#data-urls).
+  for (const text of texts) if (text.place.dataUrl?.recode) rewriteOf(text.place);
   if (rewrites.size === 0) return body;
 
   const copies = new Map<PathNode, Container>();

@@ -133,7 +133,7 @@ export async function prepareRequest(
     catalog: gw.services.catalog,
     unavailableProviders: gw.upstreams.unavailable,
   });
-  const redacted = replaceTexts(body, decision.scan.replacements);
+  const redacted = replaceTexts(body, decision.scan.replacements, texts);
   gw.metrics.decisionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
   return { decision, texts, redacted, spent: usage.spent, reserved: usage.reserved };
 }

@@ -216,23 +216,23 @@ describe("the texts of a chat request (docs/gateway.md#what-is-scanned)", () => 
       assert.equal(keys.includes(field), false, field);
   });
 
-  it("the allow-list is not scanned: routing, enums, ids, links and binary payloads", () => {
+  it("the allow-list, each value in its form, is not scanned: routing, enums, ids and binary payloads; links and schema references are scanned as names", () => {
     const body: ChatBody = {
       model: "SKIP-model",
       models: ["SKIP-models"],
-      provider: { order: ["SKIP-provider"], sort: "SKIP-sort" },
-      route: "SKIP-route",
-      transforms: ["SKIP-transforms"],
-      service_tier: "SKIP-tier",
-      reasoning_effort: "SKIP-effort",
-      verbosity: "SKIP-verbosity",
-      modalities: ["SKIP-modalities"],
-      audio: { voice: "SKIP-voice", format: "SKIP-format" },
+      provider: { order: ["SKIP-provider"], sort: "skip-sort" },
+      route: "skip-route",
+      transforms: ["skip-transforms"],
+      service_tier: "skip-tier",
+      reasoning_effort: "skip-effort",
+      verbosity: "skip-verbosity",
+      modalities: ["skip-modalities"],
+      audio: { voice: "skip-voice", format: "skip-format" },
       logit_bias: { "50256": -100 },
-      reasoning: { effort: "SKIP-reasoning-effort", summary: "SKIP-reasoning-summary" },
-      tool_choice: "SKIP-tool-choice",
-      function_call: "SKIP-function-call",
-      response_format: { type: "SKIP-response-type" },
+      reasoning: { effort: "skip-reasoning-effort", summary: "skip-reasoning-summary" },
+      tool_choice: "skip-tool-choice",
+      function_call: "skip-function-call",
+      response_format: { type: "skip-response-type" },
       messages: [
         {
           role: "user",
@@ -249,7 +249,7 @@ describe("the texts of a chat request (docs/gateway.md#what-is-scanned)", () => 
         {
           role: "assistant",
           tool_calls: [
-            { id: "SKIP-call-id", type: "SKIP-call-type", function: { name: "f", arguments: "{}" } },
+            { id: "SKIP-call-id", type: "skip-call-type", function: { name: "f", arguments: "{}" } },
           ],
           reasoning_details: [
             { type: "reasoning.encrypted", data: "SKIP-encrypted", id: "SKIP-detail-id" },
@@ -263,20 +263,29 @@ describe("the texts of a chat request (docs/gateway.md#what-is-scanned)", () => 
           type: "function",
           function: {
             name: "f",
-            parameters: { $schema: "SKIP-schema", type: ["SKIP-type-a", "SKIP-type-b"], $ref: "#/SKIP-ref" },
+            parameters: { $schema: "SKIP-schema", type: ["skip-type-a", "skip-type-b"], $ref: "#/SKIP-ref" },
           },
         },
       ],
     };
     const texts = collectTexts(body);
-    const leaked = texts.filter((t) => t.text.includes("SKIP") || t.text.includes(b64("SKIP-audio")));
+    const scannedAsNames = new Set(["https://example.org/SKIP-image.png", "SKIP-schema", "#/SKIP-ref"]);
+    const leaked = texts.filter(
+      (t) =>
+        !scannedAsNames.has(t.text) &&
+        (t.text.toLowerCase().includes("skip") || t.text.includes(b64("SKIP-audio"))),
+    );
     assert.deepEqual(
       leaked.map((t) => textPointer(t)),
       [],
     );
     assert.deepEqual(
       texts.map((t) => t.text),
-      ["f", "kept", "kept", "f"],
+      ["https://example.org/SKIP-image.png", "f", "kept", "kept", "f", "SKIP-schema", "#/SKIP-ref"],
+    );
+    assert.deepEqual(
+      texts.filter((t) => scannedAsNames.has(t.text)).map((t) => t.kind),
+      ["name", "name", "name"],
     );
   });
 
@@ -436,7 +445,6 @@ describe("the texts of a chat request (docs/gateway.md#what-is-scanned)", () => 
     for (const [field, depth] of [
       ["deep", MAX_NESTING],
       ["deep", 5_000],
-      ["provider", 5_000],
     ] as const) {
       assert.throws(
         () => collectTexts({ model: "m", messages: [], [field]: nest(depth) }),
