@@ -102,8 +102,10 @@ function assertTimedOut(answer: { responses: RawResponse[]; closedByServer: bool
 }
 
 /**
- * A provider whose answer takes several times the receive limit: a stream of `events` chunks a
- * fifth of the limit apart, or a whole answer sent after twice the limit.
+ * A provider whose answer takes several times the receive limit: a stream of ten chunks a fifth
+ * of the limit apart (`stream`), or a whole answer sent after twice the limit (`slowJson`). In
+ * `breakJson` it answers 200 with a body that declares more bytes than it sends, then drops the
+ * connection.
  */
 async function slowProvider(): Promise<{ url: string; mode: { next: string }; close(): Promise<void> }> {
   const mode = { next: "stream" };
@@ -285,5 +287,15 @@ describe("requests that arrive slowly end in a 408 (docs/gateway.md#receive-time
       [200, 200],
     );
     socket.destroy();
+  });
+
+  it("a non-streamed answer broken off part-way is a 502 upstream_stream_broken, not upstream_connect (docs/gateway.md#upstream-stream-broken)", async () => {
+    provider.mode.next = "breakJson";
+    const res = await chat(server, key.secret, ask("break", LLAMA));
+    assert.equal(res.status, 502, res.text);
+    assert.equal(res.body.error.message, "Upstream provider error");
+    assert.equal(res.body.error.metadata.reason, "upstream_stream_broken");
+    assert.equal(res.body.error.metadata.provider, "local");
+    assert.match(res.body.error.metadata.detail, /cut off/);
   });
 });
