@@ -200,6 +200,13 @@ export function installNotFoundHandler(app: FastifyInstance): void {
   });
 }
 
+const TIMED_OUT = Symbol("request timed out while arriving");
+
+/** Whether the request on this socket was cut off by the receive time-out (docs/gateway.md#receive-timeout). */
+export function timedOut(socket: Socket): boolean {
+  return (socket as Socket & { [TIMED_OUT]?: boolean })[TIMED_OUT] === true;
+}
+
 /**
  * Errors Node's HTTP parser meets before there is a request to route (broken framing, such as bytes
  * after a body shorter than its Content-Length; headers over the size limit; a request that took
@@ -207,8 +214,17 @@ export function installNotFoundHandler(app: FastifyInstance): void {
  * error, then the connection closes. A request already answered early (linger.ts) gets no second
  * answer: its connection just closes.
  */
-export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+export function clientErrorHandler(
+  this: { log?: { info(details: object, message: string): void } } | undefined,
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+): void {
   if (err.code === "ECONNRESET" || socket.destroyed) return;
+  if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    (socket as Socket & { [TIMED_OUT]?: boolean })[TIMED_OUT] = true;
+    // No URL or header: the request may not have been read far enough to mask them.
+    this?.log?.info({ remoteAddress: socket.remoteAddress }, "request timed out while arriving");
+  }
   const code: ErrorCode =
     err.code === "HPE_HEADER_OVERFLOW"
       ? "headers_too_large"

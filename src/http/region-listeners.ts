@@ -42,7 +42,7 @@ export async function listenForRegion(
     (request as IncomingMessage & { [LISTENER_REGION]?: Region })[LISTENER_REGION] = region;
     app.serveRequest(request, response);
   });
-  server.on("clientError", clientErrorHandler);
+  server.on("clientError", clientErrorHandler.bind(app));
   server.keepAliveTimeout = app.server.keepAliveTimeout;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
