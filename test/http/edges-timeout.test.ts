@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { loadConfig } from "../../src/config.js";
 import { DirectChat } from "../../src/http/direct-chat.js";
 import { listenForRegion } from "../../src/http/region-listeners.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
@@ -323,5 +324,18 @@ describe("requests that arrive slowly end in a 408 (docs/gateway.md#receive-time
     assert.equal(res.body.error.metadata.reason, "upstream_stream_broken");
     assert.equal(res.body.error.metadata.provider, "local");
     assert.match(res.body.error.metadata.detail, /cut off/);
+  });
+});
+
+describe("GUARDRAILS_REQUEST_TIMEOUT_MS (docs/gateway.md#receive-timeout)", () => {
+  it("is 30 s unless set, takes whole milliseconds from 1000 to 600000, and stops the start otherwise", () => {
+    assert.equal(loadConfig({}).requestTimeoutMs, 30_000);
+    assert.equal(loadConfig({ GUARDRAILS_REQUEST_TIMEOUT_MS: "2500" }).requestTimeoutMs, 2500);
+    for (const bad of ["0", "999", "600001", "1.5", "soon"]) {
+      assert.throws(
+        () => loadConfig({ GUARDRAILS_REQUEST_TIMEOUT_MS: bad }),
+        /GUARDRAILS_REQUEST_TIMEOUT_MS must be a whole number from 1000 to 600000/,
+      );
+    }
   });
 });
