@@ -21,16 +21,17 @@ const TOKEN_RUN = /[A-Za-z0-9_+/=~.-]{24,}/g;
  * characters, as generated keys do and words, slugs, ids and hashes do not.
  */
 export function looksSecret(raw: string): boolean {
-  // The common case: path words, numbers, short values.
-  if (raw.length < 16) return false;
+  // The common cases: path words, numbers, short values; ids and hashes.
+  if (raw.length < 16 || HEX_OR_UUID.test(raw)) return false;
   let value = raw;
-  try {
-    value = decodeURIComponent(raw);
-  } catch {
-    // Broken percent-encoding: the value is read as it came.
+  if (raw.includes("%")) {
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      // Broken percent-encoding: the value is read as it came.
+    }
   }
   if (OUR_KEY.test(value)) return true;
-  if (HEX_OR_UUID.test(value)) return false;
   if (findSecrets(value).length > 0) return true;
   for (const run of value.match(TOKEN_RUN) ?? []) if (randomLooking(run)) return true;
   return false;
@@ -41,9 +42,19 @@ function randomLooking(token: string): boolean {
   return new Set(token).size >= 16;
 }
 
+/** Whether a segment of the path is long enough (16 characters) to be looked at; a scan, cheaper than a regex. */
+function hasLongSegment(path: string): boolean {
+  let run = 0;
+  for (let i = 0; i < path.length; i++) {
+    if (path.charCodeAt(i) === 47) run = 0;
+    else if (++run >= 16) return true;
+  }
+  return false;
+}
+
 function maskedPath(path: string): string {
-  // The common case: no segment long enough to hold a secret.
-  if (path.length < 16) return path;
+  // The common case (the chat completions route among them): no segment long enough to hold a secret.
+  if (!hasLongSegment(path)) return path;
   const segments = path.split("/");
   let changed = false;
   for (let i = 0; i < segments.length; i++) {
