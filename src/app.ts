@@ -24,6 +24,7 @@ import { installJsonParser } from "./http/json-parser.js";
 import { installLingeringClose } from "./http/linger.js";
 import { requestForLog } from "./http/log-safety.js";
 import { completeOperations } from "./http/openapi-complete.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS, receiveLimits } from "./http/receive-timeout.js";
 import { OneLinePerRequest } from "./http/request-log.js";
 import { activityRoutes } from "./http/routes/activity.js";
 import { assignmentRoutes } from "./http/routes/assignments.js";
@@ -95,6 +96,8 @@ export interface AppOptions {
   alerts?: AlertSettings;
   /** The built browser console (defaults: dist/console, written by npm run build). */
   consoleDir?: string;
+  /** How long a request's headers and body may take to arrive (default: DEFAULT_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
 }
 
 function makeAjv(options: AjvOptions): Ajv {
@@ -122,10 +125,15 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     // The server Fastify would make itself, with the dispatch in front of its handler. Fastify
     // passes its options with their defaults filled in, typed as a plain record.
     serverFactory: (handler, opts) => {
-      const server = createServer(dispatch(handler));
+      // The receive limits are the app's own, not Fastify's requestTimeout, whose default (0) would
+      // let a slow body hold its connection for ever (docs/gateway.md#receive-timeout).
+      const server = createServer(
+        receiveLimits(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+        dispatch(handler),
+      );
       const number = (name: string) => (typeof opts[name] === "number" ? (opts[name] as number) : undefined);
       server.keepAliveTimeout = number("keepAliveTimeout") ?? server.keepAliveTimeout;
-      server.requestTimeout = number("requestTimeout") ?? server.requestTimeout;
+      // No idle limit on the socket: a streamed answer may be silent for as long as its provider is.
       server.setTimeout(number("connectionTimeout") ?? 0);
       const perSocket = number("maxRequestsPerSocket");
       if (perSocket !== undefined && perSocket > 0) server.maxRequestsPerSocket = perSocket;

@@ -7,6 +7,7 @@ import { DEFAULT_OUTPUT_ALLOWANCE, type OutputAllowance } from "./domain/budget-
 import { type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
 import { type AlertSettings, DEFAULT_ALERT_SETTINGS } from "./gateway/budget-alerts.js";
 import { DEFAULT_SCAN_SETTINGS, type ScanSettings } from "./gateway/scan-request.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "./http/receive-timeout.js";
 import { DEFAULT_POSTGRES_OPTIONS, type PostgresOptions } from "./storage/ports.js";
 
 /**
@@ -35,6 +36,8 @@ export interface Config {
   postgres: PostgresOptions;
   /** Largest accepted request body, in bytes. */
   bodyLimit: number;
+  /** How long a request's headers and body may take to arrive (docs/gateway.md#receive-timeout). */
+  requestTimeoutMs: number;
   /** Failed authentications a client address may make per minute before 429s. */
   authFailuresPerMinute: number;
   /** Where large content scans run and how long they may take (docs/gateway.md#large-scans). */
@@ -274,6 +277,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       ),
     },
     bodyLimit: integer(env, "GUARDRAILS_BODY_LIMIT", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    requestTimeoutMs: integer(
+      env,
+      "GUARDRAILS_REQUEST_TIMEOUT_MS",
+      DEFAULT_REQUEST_TIMEOUT_MS,
+      1000,
+      600_000,
+    ),
     authFailuresPerMinute: integer(env, "GUARDRAILS_AUTH_FAILURES_PER_MINUTE", 100, 1, 1_000_000),
     scan: {
       timeoutMs: integer(env, "GUARDRAILS_SCAN_TIMEOUT_MS", DEFAULT_SCAN_SETTINGS.timeoutMs, 1, 600_000),

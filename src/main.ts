@@ -84,6 +84,7 @@ export async function startServer(
   sweep.unref();
   const app = await buildApp(deps, {
     bodyLimit: config.bodyLimit,
+    requestTimeoutMs: config.requestTimeoutMs,
     authThrottle: { failures: config.authFailuresPerMinute, windowMs: 60_000 },
     scan: config.scan,
     output: config.output,

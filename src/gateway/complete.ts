@@ -12,7 +12,14 @@ import { type GatewayDeps, outputCap, type Prepared, prepareRequest, withOutputC
 import { type AnswerDefaults, completeAnswerText } from "./response-fields.js";
 import { admitRequest, type Reservation, release, settle } from "./spend.js";
 import { ChunkReader, type Usage, usageOf } from "./stream-chunks.js";
-import { connectHint, failureKind, readLimited, UpstreamFailure, type UpstreamReply } from "./upstream.js";
+import {
+  bodyFailureKind,
+  connectHint,
+  failureKind,
+  readLimited,
+  UpstreamFailure,
+  type UpstreamReply,
+} from "./upstream.js";
 
 /** Where the gateway logs: the request's logger, which carries the request id. */
 export interface GatewayLog {
@@ -176,10 +183,25 @@ async function upstreamError(gw: GatewayDeps, provider: string, reply: UpstreamR
   return new AppError("upstream_error", metadata);
 }
 
-function failureError(gw: GatewayDeps, provider: string, err: unknown): AppError {
-  const kind = failureKind(err);
+/**
+ * The answer to an upstream failure. `answered` (the request's log) is given once the provider had
+ * answered and its body was being read: the failure is then read as a broken answer rather than as
+ * nothing answered (docs/gateway.md#upstream-stream-broken), and said in that log.
+ */
+function failureError(gw: GatewayDeps, provider: string, err: unknown, answered?: GatewayLog): AppError {
+  const kind = answered ? bodyFailureKind(err) : failureKind(err);
   gw.metrics.upstreamErrors.inc({ provider, kind });
   if (kind === "timeout") return new AppError("upstream_timeout", { reason: "upstream_timeout", provider });
+  if (kind === "stream_broken") {
+    // The error's own text (an undici or socket message) names no secret and no message text.
+    answered?.warn({ provider, cause: (err as Error | undefined)?.message }, "upstream answer broken off");
+    return new AppError("upstream_error", {
+      reason: "upstream_stream_broken",
+      provider,
+      detail:
+        "the provider's answer was cut off part-way: its connection closed or broke after it began to answer",
+    });
+  }
   if (kind === "connect") {
     const address = gw.upstreams.addressOf(provider);
     return new AppError("upstream_error", {
@@ -334,8 +356,8 @@ export async function completeChat(
     text = await readWhole(reply.body);
   } catch (err) {
     await attempt.release();
-    gw.metrics.requests.inc({ outcome: "upstream_error", reason: failureKind(err) });
-    throw failureError(gw, attempt.endpoint.provider, err);
+    gw.metrics.requests.inc({ outcome: "upstream_error", reason: bodyFailureKind(err) });
+    throw failureError(gw, attempt.endpoint.provider, err, log);
   }
   let parsed: unknown;
   try {
@@ -459,7 +481,7 @@ function relayStream(
     } catch (err) {
       failed = true;
       if (client) {
-        const error = failureError(a.gw, a.endpoint.provider, err);
+        const error = failureError(a.gw, a.endpoint.provider, err, a.log);
         send(
           `data: ${JSON.stringify({ error: { code: error.status, message: error.message, metadata: error.metadata } })}\n\n`,
         );

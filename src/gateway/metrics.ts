@@ -27,7 +27,7 @@ export class GatewayMetrics {
   });
   readonly upstreamErrors = new Counter({
     name: "guardrails_gateway_upstream_errors_total",
-    help: "Upstream failures by provider and kind (timeout, connect, protocol, status).",
+    help: "Upstream failures by provider and kind (timeout, connect, protocol, stream_broken, status).",
     labelNames: ["provider", "kind"] as const,
     registers: [this.registry],
   });

@@ -14,7 +14,8 @@ export interface UpstreamReply {
   body: Readable;
 }
 
-export type UpstreamFailureKind = "timeout" | "connect" | "protocol";
+/** `stream_broken`: the provider answered, then its body broke off (docs/gateway.md#upstream-stream-broken). */
+export type UpstreamFailureKind = "timeout" | "connect" | "protocol" | "stream_broken";
 
 export class UpstreamFailure extends Error {
   constructor(
@@ -129,6 +130,18 @@ export function failureKind(err: unknown): UpstreamFailureKind {
   if (err instanceof errors.SocketError || (err as NodeJS.ErrnoException)?.code === "ECONNREFUSED")
     return "connect";
   return "protocol";
+}
+
+/**
+ * The kind of a failure met while reading the body of an answer whose status and headers had
+ * arrived: a provider that goes silent is still a timeout, and our own refusals (an answer too
+ * large) keep their kind; any other failure (a closed or reset connection, broken framing) broke
+ * the answer off, which is not "nothing answered" (docs/gateway.md#upstream-stream-broken).
+ */
+export function bodyFailureKind(err: unknown): UpstreamFailureKind {
+  if (err instanceof UpstreamFailure) return err.kind;
+  const kind = failureKind(err);
+  return kind === "timeout" ? kind : "stream_broken";
 }
 
 /** Reads a small upstream body as text (error bodies), never more than MAX_ERROR_BODY. */

@@ -9,7 +9,7 @@ import { AppError } from "../domain/errors.js";
 import { completeChat, type GatewayAnswer, type GatewayLog } from "../gateway/complete.js";
 import type { GatewayDeps } from "../gateway/prepare.js";
 import { authenticateCached } from "../services/authenticate.js";
-import { errorAnswer, issuesFromValidation } from "./errors.js";
+import { errorAnswer, issuesFromValidation, timedOut } from "./errors.js";
 import { CHAT_COMPLETIONS_ROUTE, readJsonBody } from "./json-parser.js";
 import { writeRequestLine } from "./request-log.js";
 
@@ -182,9 +182,13 @@ class Exchange implements GatewayLog {
   private logLine(): void {
     const request = this.request;
     const response = this.response;
+    // Cut off by the receive time-out: the client got the 408 (docs/gateway.md#receive-timeout).
+    const late = !response.writableFinished && timedOut(request.socket);
     writeRequestLine(
       this,
-      response.writableFinished ? null : new Error("the connection closed before the answer was sent"),
+      response.writableFinished || late
+        ? null
+        : new Error("the connection closed before the answer was sent"),
       // Shaped as the app's request, for its log serializer (requestForLog).
       {
         method: request.method,
@@ -193,7 +197,7 @@ class Exchange implements GatewayLog {
         ip: request.socket.remoteAddress,
         socket: request.socket,
       },
-      response,
+      late ? { statusCode: 408 } : response,
       Number(process.hrtime.bigint() - this.started) / 1e6,
       this.details,
     );

@@ -2,6 +2,7 @@ import type { Socket } from "node:net";
 import type { ErrorObject } from "ajv";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, ERROR_CODES, type ErrorCode, type Issue } from "../domain/errors.js";
+import { answeredEarly } from "./linger.js";
 import { NOT_UPDATABLE } from "./schemas/guardrail.js";
 
 /** At most this many issues are listed in one 400: enough to fix a body, bounded for huge ones. */
@@ -199,13 +200,31 @@ export function installNotFoundHandler(app: FastifyInstance): void {
   });
 }
 
+const TIMED_OUT = Symbol("request timed out while arriving");
+
+/** Whether the request on this socket was cut off by the receive time-out (docs/gateway.md#receive-timeout). */
+export function timedOut(socket: Socket): boolean {
+  return (socket as Socket & { [TIMED_OUT]?: boolean })[TIMED_OUT] === true;
+}
+
 /**
  * Errors Node's HTTP parser meets before there is a request to route (broken framing, such as bytes
  * after a body shorter than its Content-Length; headers over the size limit; a request that took
- * too long to arrive), answered in the error body like every other error, then the connection closes.
+ * too long to arrive, docs/gateway.md#receive-timeout), answered in the error body like every other
+ * error, then the connection closes. A request already answered early (linger.ts) gets no second
+ * answer: its connection just closes.
  */
-export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+export function clientErrorHandler(
+  this: { log?: { info(details: object, message: string): void } } | undefined,
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+): void {
   if (err.code === "ECONNRESET" || socket.destroyed) return;
+  if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    (socket as Socket & { [TIMED_OUT]?: boolean })[TIMED_OUT] = true;
+    // No URL or header: the request may not have been read far enough to mask them.
+    this?.log?.info({ remoteAddress: socket.remoteAddress }, "request timed out while arriving");
+  }
   const code: ErrorCode =
     err.code === "HPE_HEADER_OVERFLOW"
       ? "headers_too_large"
@@ -220,7 +239,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
         : undefined;
   const body = JSON.stringify(errorBody(code, metadata));
   const { status } = ERROR_CODES[code];
-  if (socket.writable) {
+  if (socket.writable && !answeredEarly(socket)) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `X-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,

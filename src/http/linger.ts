@@ -22,8 +22,23 @@ export function installLingeringClose(app: FastifyInstance): void {
   });
 }
 
+const ANSWERED_EARLY = Symbol("answered before its request arrived");
+
+/**
+ * Whether the request now arriving on this socket was already answered (an early answer, above).
+ * Its time-out then writes nothing more: a second answer to one request would be read as the answer
+ * to the client's next one (docs/gateway.md#receive-timeout).
+ */
+export function answeredEarly(socket: Socket): boolean {
+  return (socket as Socket & { [ANSWERED_EARLY]?: boolean })[ANSWERED_EARLY] === true;
+}
+
 function linger(request: IncomingMessage, response: ServerResponse): void {
-  const socket = request.socket as Socket & { destroySoon?: () => void };
+  const socket = request.socket as Socket & { destroySoon?: () => void; [ANSWERED_EARLY]?: boolean };
+  socket[ANSWERED_EARLY] = true;
+  request.once("end", () => {
+    socket[ANSWERED_EARLY] = false;
+  });
   // Node closes a connection it will not keep alive with destroySoon: end, then destroy as soon as
   // the answer is written. Only the end is kept here; the destroy waits for the body to be read.
   socket.destroySoon = () => socket.end();

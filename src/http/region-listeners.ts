@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Region } from "../domain/catalog.js";
 import { clientErrorHandler } from "./errors.js";
+import { receiveLimits } from "./receive-timeout.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -35,14 +36,13 @@ export async function listenForRegion(
   region: Region,
   at: { host: string; port: number },
 ): Promise<RegionListener> {
-  const server: Server = createServer((request, response) => {
+  // The same limits and error answers as the main listener: a slow request ends in a 408 here too
+  // (docs/gateway.md#receive-timeout).
+  const server: Server = createServer(receiveLimits(app.server.requestTimeout), (request, response) => {
     (request as IncomingMessage & { [LISTENER_REGION]?: Region })[LISTENER_REGION] = region;
     app.serveRequest(request, response);
   });
-  // The same limits and error answers as the main listener.
-  server.on("clientError", clientErrorHandler);
-  server.requestTimeout = app.server.requestTimeout;
-  server.headersTimeout = app.server.headersTimeout;
+  server.on("clientError", clientErrorHandler.bind(app));
   server.keepAliveTimeout = app.server.keepAliveTimeout;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -65,6 +65,8 @@ export interface TestServerOptions {
   alerts?: AlertSettings;
   /** The built browser console to serve at / (scripts/build-console.ts). */
   consoleDir?: string;
+  /** How long a request may take to arrive (docs/gateway.md#receive-timeout; 30 s otherwise). */
+  requestTimeoutMs?: number;
 }
 
 /** Region addresses of test servers: three host names, all on the loopback address. */
@@ -135,6 +137,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.holdMarginMs !== undefined ? { holdMarginMs: options.holdMarginMs } : {}),
     ...(options.alerts ? { alerts: options.alerts } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
+    ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     ...(lines ? { logger: serviceLogger("info", { write: (line: string) => void lines.push(line) }) } : {}),
   });
   const origin = await app.listen({ port: 0, host: "127.0.0.1" });

@@ -7,8 +7,9 @@ import { orgSteps } from "./org-support.js";
 /** Upstream time-outs and failures (docs/gateway.md#upstream-failures): 502/504 with the error body, nothing held. */
 describe("upstream failures on the request path (docs/gateway.md#upstream-failures)", () => {
   let bench: GatewayBench;
+  const logLines: string[] = [];
   before(async () => {
-    bench = await startGatewayBench({ timeoutMs: 300 });
+    bench = await startGatewayBench({ timeoutMs: 300, logLines });
   });
   after(async () => {
     bench.script.next = undefined;
@@ -59,7 +60,7 @@ describe("upstream failures on the request path (docs/gateway.md#upstream-failur
     assert.equal(rejected.body.error.metadata.upstream_message, "temperature must be at most 2");
   });
 
-  it("a stream the upstream breaks ends with an error event and [DONE], and is still charged", async () => {
+  it("a stream the upstream breaks ends with an error event saying so (upstream_stream_broken) and [DONE], and is still charged (docs/gateway.md#upstream-stream-broken)", async () => {
     const { steps, key } = await orgWithKey(bench);
     const g = await steps.guardrail({ limit_usd: 1, reset_interval: "daily" });
     await steps.assignKeys(g.id, [key.hash]);
@@ -69,8 +70,25 @@ describe("upstream failures on the request path (docs/gateway.md#upstream-failur
     assert.equal(res.status, 200);
     const { data, done } = events(res.text);
     assert.equal(done, true);
-    const last = data.at(-1) as { error?: { code: number } };
+    const last = data.at(-1) as {
+      error?: { code: number; message: string; metadata: Record<string, unknown> };
+    };
     assert.equal(last.error?.code, 502);
+    assert.equal(last.error?.message, "Upstream provider error");
+    assert.equal(last.error?.metadata.reason, "upstream_stream_broken");
+    assert.match(String(last.error?.metadata.detail), /cut off part-way/);
+    // Chunks came before the break: the client saw an answer begin, then end in the error.
+    assert.ok(data.length > 1, "the chunks before the break were relayed");
+    const requestId = String(res.headers["x-request-id"]);
+    const warned = logLines
+      .map((l) => JSON.parse(l))
+      .find((l) => l.reqId === requestId && l.msg === "upstream answer broken off");
+    assert.equal(warned?.provider, "anthropic", logLines.join("\n").slice(-2000));
+    const metrics = await (await fetch(`${bench.server.origin}/metrics`)).text();
+    assert.match(
+      metrics,
+      /guardrails_gateway_upstream_errors_total\{provider="anthropic",kind="stream_broken"\} 1/,
+    );
     const current = await steps.api.get("/api/v1/key", { key: key.secret });
     assert.ok(current.body.data.budgets[0].spent_usd > 0, "what was streamed is charged");
     assert.equal(current.body.data.budgets[0].reserved_usd, 0);
