@@ -92,13 +92,14 @@ describe("regions by listener, the shipped default (docs/behaviour.md#ingress-re
 
   it("a forged Host or X-Forwarded-Host on the main port does not make it europe (docs/behaviour.md#ingress-region)", async () => {
     const { host: europeHost } = new URL(europe);
-    for (const headers of [
+    const forged: Record<string, string>[] = [
       { host: "eu.localhost" },
       { host: "eu.localhost:8080" },
       { host: europeHost },
       { host: "localhost", "x-forwarded-host": "eu.localhost" },
       { host: "localhost", "x-forwarded-host": europeHost },
-    ]) {
+    ];
+    for (const headers of forged) {
       assert.equal(await regionSeen(server.address, headers), "global", JSON.stringify(headers));
     }
     // Nor does a Host naming another address move a request that arrived on the Europe port.
@@ -268,6 +269,24 @@ describe("how regions are configured (docs/configuration.md#region-addresses)", 
       assert.equal(await regionSeen(again.regionAddresses.europe ?? ""), "europe");
     } finally {
       await again.stop();
+    }
+  });
+
+  it("trusting a proxy's forwarded headers (for the console) does not let X-Forwarded-Host choose a region by listener (docs/behaviour.md#ingress-region)", async () => {
+    const trustDir = mkdtempSync(join(tmpdir(), "guardrails-regions-trust-"));
+    const running = await startServer(
+      loadConfig(freshEnv(trustDir, { GUARDRAILS_TRUST_FORWARDED_HOST: "true" })),
+      () => {},
+    );
+    try {
+      const europeHost = new URL(running.regionAddresses.europe ?? "").host;
+      for (const forwarded of ["eu.localhost", "eu.localhost:8080", europeHost]) {
+        const seen = await regionSeen(running.address, { host: "localhost", "x-forwarded-host": forwarded });
+        assert.equal(seen, "global", forwarded);
+      }
+    } finally {
+      await running.stop();
+      rmSync(trustDir, { recursive: true, force: true });
     }
   });
 
