@@ -26,7 +26,7 @@ export interface Config {
   regionFrom: RegionSource;
   /** Base URL of each region address; read only when regions come from the Host (docs/behaviour.md#ingress-region). */
   regionBaseUrls: Record<Region, string>;
-  /** Trust X-Forwarded-Host for the ingress region (only behind a proxy you control). */
+  /** Trust X-Forwarded-Host for the ingress region by host, and the console's forwarded origin (only behind a proxy you control). */
   trustForwardedHost: boolean;
   /** With regions by listener, where each regional listener binds (global is PORT); empty otherwise. */
   regionListeners: Partial<Record<"europe" | "us", { host: string; port: number }>>;
@@ -183,7 +183,7 @@ const REGION_BASE_URL_VARIABLES = [
  * How regions are told apart (docs/behaviour.md#ingress-region). By listener (the default), Europe
  * and US listen on the two ports after PORT unless GUARDRAILS_*_LISTEN says otherwise. A variable
  * of the other mode stops the start instead of being ignored: a deployment that relied on Host-based
- * regions would otherwise see its regional traffic arrive as global, where every endpoint is open.
+ * regions would otherwise see its regional traffic arrive as global, where no region narrows the endpoints.
  */
 function regionSettings(
   env: NodeJS.ProcessEnv,
