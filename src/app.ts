@@ -55,7 +55,11 @@ export interface AppDeps extends ServiceDeps {
   regionBaseUrls: Record<Region, string>;
   /** Take the ingress host from X-Forwarded-Host (only behind a trusted proxy). */
   trustForwardedHost: boolean;
-  /** Each region has a listener of its own (listenForRegion); the main one is global. */
+  /**
+   * Each region has a listener of its own (listenForRegion); the main one is global. `guardrails
+   * serve` sets it unless the operator chose Host-based regions (docs/behaviour.md#ingress-region);
+   * without it the Host header decides, as tests that forge hosts on one listener need.
+   */
   regionByListener?: boolean;
   /** The upstream providers of the governed request path. */
   upstreams: Upstreams;

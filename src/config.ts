@@ -20,11 +20,16 @@ export interface Config {
   databaseUrl: string;
   /** A management key secret to accept (stored only as its hash). */
   managementKey: string | undefined;
-  /** Base URL of each region address (docs/behaviour.md#ingress-region). */
+  /**
+   * Where a request's region comes from (docs/behaviour.md#ingress-region): the listener it connected
+   * to (the default: a client cannot choose it), or its Host header (behind a proxy the operator controls).
+   */
+  regionFrom: RegionSource;
+  /** Base URL of each region address; read only when regions come from the Host (docs/behaviour.md#ingress-region). */
   regionBaseUrls: Record<Region, string>;
-  /** Trust X-Forwarded-Host for the ingress region (only behind a proxy you control). */
+  /** Trust X-Forwarded-Host for the ingress region by host, and the console's forwarded origin (only behind a proxy you control). */
   trustForwardedHost: boolean;
-  /** A listener of its own per region; when any is set, the region is the listener's, never the Host's. */
+  /** With regions by listener, where each regional listener binds (global is PORT); empty otherwise. */
   regionListeners: Partial<Record<"europe" | "us", { host: string; port: number }>>;
   configFile: string;
   catalog: CatalogData;
@@ -169,6 +174,71 @@ function listenAddress(
   return { host: match[1]?.replace(/^\[|\]$/g, "") ?? host, port };
 }
 
+export type RegionSource = "listener" | "host";
+
+const REGION_BASE_URL_VARIABLES = [
+  "GUARDRAILS_BASE_URL",
+  "GUARDRAILS_EUROPE_BASE_URL",
+  "GUARDRAILS_US_BASE_URL",
+] as const;
+
+/**
+ * How regions are told apart (docs/behaviour.md#ingress-region). By listener (the default), Europe
+ * and US listen on the two ports after PORT unless GUARDRAILS_*_LISTEN says otherwise. A variable
+ * of the other mode stops the start instead of being ignored: a deployment that relied on Host-based
+ * regions would otherwise see its regional traffic arrive as global, where no region narrows the endpoints.
+ */
+function regionSettings(
+  env: NodeJS.ProcessEnv,
+  port: number,
+  host: string,
+): Pick<Config, "regionFrom" | "regionBaseUrls" | "regionListeners"> {
+  const regionFrom = choice(env, "GUARDRAILS_REGION_FROM", ["listener", "host"], "listener");
+  const shown = port === 0 ? 8080 : port;
+  if (regionFrom === "listener") {
+    for (const name of REGION_BASE_URL_VARIABLES) {
+      if (env[name])
+        throw new Error(
+          `${name} is read only with GUARDRAILS_REGION_FROM=host; by default each region is the listener a connection arrives on (GUARDRAILS_EUROPE_LISTEN, GUARDRAILS_US_LISTEN)`,
+        );
+    }
+  } else {
+    for (const name of ["GUARDRAILS_EUROPE_LISTEN", "GUARDRAILS_US_LISTEN"]) {
+      if (env[name])
+        throw new Error(`${name} is read only with GUARDRAILS_REGION_FROM=listener (the default)`);
+    }
+  }
+  const regionListeners: Config["regionListeners"] = {};
+  if (regionFrom === "listener") {
+    const taken = new Map<string, string>([[`${host}:${port}`, "PORT"]]);
+    for (const [region, name, offset] of [
+      ["europe", "GUARDRAILS_EUROPE_LISTEN", 1],
+      ["us", "GUARDRAILS_US_LISTEN", 2],
+    ] as const) {
+      const at = listenAddress(env, name, host) ?? { host, port: port === 0 ? 0 : port + offset };
+      if (at.port > 65535)
+        throw new Error(
+          `${name} must be set: PORT ${port} leaves no port ${port + offset} for the ${region} listener`,
+        );
+      const key = `${at.host}:${at.port}`;
+      const other = taken.get(key);
+      if (at.port !== 0 && other !== undefined)
+        throw new Error(`${name} must differ from ${other}: both are ${key}`);
+      taken.set(key, name);
+      regionListeners[region] = at;
+    }
+  }
+  return {
+    regionFrom,
+    regionBaseUrls: {
+      global: url(env, "GUARDRAILS_BASE_URL", `http://localhost:${shown}/api/v1`),
+      europe: url(env, "GUARDRAILS_EUROPE_BASE_URL", `http://eu.localhost:${shown}/api/v1`),
+      us: url(env, "GUARDRAILS_US_BASE_URL", `http://us.localhost:${shown}/api/v1`),
+    },
+    regionListeners,
+  };
+}
+
 function choice<T extends string>(
   env: NodeJS.ProcessEnv,
   name: string,
@@ -218,7 +288,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   if (managementKey !== undefined && (managementKey.length < 20 || /\s/.test(managementKey))) {
     throw new Error("GUARDRAILS_MANAGEMENT_KEY must be at least 20 characters without spaces");
   }
-  const shown = port === 0 ? 8080 : port;
   const catalog = loadCatalogFile(configFile);
   const providerKeys = Object.fromEntries(
     catalog.providers.map((p) => [
@@ -235,19 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     host: env.HOST || "127.0.0.1",
     databaseUrl: env.DATABASE_URL || "./data/guardrails.db",
     managementKey,
-    regionBaseUrls: {
-      global: url(env, "GUARDRAILS_BASE_URL", `http://localhost:${shown}/api/v1`),
-      europe: url(env, "GUARDRAILS_EUROPE_BASE_URL", `http://eu.localhost:${shown}/api/v1`),
-      us: url(env, "GUARDRAILS_US_BASE_URL", `http://us.localhost:${shown}/api/v1`),
-    },
-    regionListeners: Object.fromEntries(
-      (
-        [
-          ["europe", listenAddress(env, "GUARDRAILS_EUROPE_LISTEN", env.HOST || "127.0.0.1")],
-          ["us", listenAddress(env, "GUARDRAILS_US_LISTEN", env.HOST || "127.0.0.1")],
-        ] as const
-      ).filter(([, at]) => at !== undefined),
-    ),
+    ...regionSettings(env, port, env.HOST || "127.0.0.1"),
     trustForwardedHost: choice(env, "GUARDRAILS_TRUST_FORWARDED_HOST", ["true", "false"], "false") === "true",
     configFile,
     catalog,

@@ -16,6 +16,8 @@ export interface RunningServer {
   app: FastifyInstance;
   database: DatabaseHandle;
   address: string;
+  /** Where each region's own listener is (docs/behaviour.md#ingress-region); empty when regions come from the Host. */
+  regionAddresses: Partial<Record<"europe" | "us", string>>;
   /** Stops accepting, finishes requests in flight, closes the database. */
   stop(): Promise<void>;
 }
@@ -70,7 +72,7 @@ export async function startServer(
     ping: database.ping,
     regionBaseUrls: config.regionBaseUrls,
     trustForwardedHost: config.trustForwardedHost,
-    regionByListener: Object.keys(config.regionListeners).length > 0,
+    regionByListener: config.regionFrom === "listener",
     upstreams,
   };
   const boot = await database.withStartupLock(() => bootstrap(deps, config.managementKey));
@@ -111,10 +113,31 @@ export async function startServer(
     `  docs      ${address}/docs`,
   ];
   const regionListeners: RegionListener[] = [];
-  for (const [region, at] of Object.entries(config.regionListeners)) {
-    const listening = await listenForRegion(app, region as "europe" | "us", at);
-    regionListeners.push(listening);
-    lines.push(`  region    ${region} requests on ${listening.address}`);
+  const regionAddresses: RunningServer["regionAddresses"] = {};
+  try {
+    for (const [region, at] of Object.entries(config.regionListeners)) {
+      const listening = await regionListener(app, region as "europe" | "us", at);
+      regionListeners.push(listening);
+      regionAddresses[region as "europe" | "us"] = listening.address;
+    }
+  } catch (err) {
+    // A region that cannot listen stops the start: serving without it would send its clients elsewhere.
+    clearInterval(sweep);
+    await Promise.all(regionListeners.map((l) => l.close()));
+    await app.close();
+    await upstreams.close();
+    await echo?.close();
+    await listener?.close();
+    await database.close();
+    throw err;
+  }
+  if (config.regionFrom === "listener") {
+    lines.push(`  region    global  ${address}/api/v1`);
+    for (const l of regionListeners) lines.push(`  region    ${l.region.padEnd(7)} ${l.address}/api/v1`);
+  } else {
+    for (const region of ["europe", "us"] as const) {
+      lines.push(`  region    ${region.padEnd(7)} ${config.regionBaseUrls[region]} (by Host header)`);
+    }
   }
   lines.push(`  database  ${redactUrl(config.databaseUrl)}`);
   if (echoProvider) {
@@ -144,6 +167,7 @@ export async function startServer(
     app,
     database,
     address,
+    regionAddresses,
     stop() {
       stopping ??= (async () => {
         clearInterval(sweep);
@@ -157,6 +181,26 @@ export async function startServer(
       return stopping;
     },
   };
+}
+
+/** A region's listener, or a start-up error that names the variable to change (docs/configuration.md#region-addresses). */
+async function regionListener(
+  app: FastifyInstance,
+  region: "europe" | "us",
+  at: { host: string; port: number },
+): Promise<RegionListener> {
+  try {
+    return await listenForRegion(app, region, at);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const variable = region === "europe" ? "GUARDRAILS_EUROPE_LISTEN" : "GUARDRAILS_US_LISTEN";
+    if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+      throw new Error(
+        `${variable}: the ${region} region cannot listen on ${at.host}:${at.port} (${code}); set ${variable} to a free port or host:port`,
+      );
+    }
+    throw err;
+  }
 }
 
 /** Groups items a few to a line, so a long list stays readable in a terminal. */

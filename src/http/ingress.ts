@@ -13,16 +13,17 @@ declare module "fastify" {
 
 /**
  * How the region address a request arrived through is read (docs/behaviour.md#ingress-region): from
- * its listener when regions are bound to listeners (see listenForRegion: Host and X-Forwarded-Host
- * are not read then), else from its host.
+ * its listener when regions are bound to listeners, as `guardrails serve` does by default (see
+ * listenForRegion: Host and X-Forwarded-Host are not read then, since a client chooses them), else
+ * from its host, for an operator whose own proxy sets it (GUARDRAILS_REGION_FROM=host).
  */
 export function regionReader(
   baseUrls: Record<Region, string>,
   trustForwardedHost: boolean,
   byListener = false,
 ): (request: IncomingMessage) => Region {
-  const map = ingressMap(baseUrls);
   if (byListener) return (request) => listenerRegionOf(request) ?? "global";
+  const map = ingressMap(baseUrls);
   return (request) => {
     const forwarded = trustForwardedHost ? request.headers["x-forwarded-host"] : undefined;
     // A proxy chain lists hosts left to right; the first is the one the client asked for.

@@ -35,6 +35,27 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The first of `count` free loopback ports in a row, for a service that listens on PORT and the
+ * ports after it (its regions by default, docs/behaviour.md#ingress-region).
+ */
+export async function freePortRun(count: number): Promise<number> {
+  const taken = (port: number) =>
+    new Promise<boolean>((resolveTaken) => {
+      const probe = createServer();
+      probe.once("error", () => resolveTaken(true));
+      probe.listen(port, "127.0.0.1", () => probe.close(() => resolveTaken(false)));
+    });
+  for (let tries = 0; tries < 50; tries++) {
+    const first = await freePort();
+    if (first + count - 1 > 65535) continue;
+    let free = true;
+    for (let port = first + 1; free && port < first + count; port++) free = !(await taken(port));
+    if (free) return first;
+  }
+  throw new Error(`no ${count} free loopback ports in a row`);
+}
+
 /** The environment of a child: ours, minus anything that configures the service, plus `env`. */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
@@ -132,9 +153,12 @@ export interface ServerChild extends Child {
   port: number;
 }
 
-/** Starts `guardrails serve` on a free port and waits until GET /healthz answers. */
+/**
+ * Starts `guardrails serve` on a free port and waits until GET /healthz answers. The two ports after
+ * it are free too, for the region listeners of the default configuration (docs/behaviour.md#ingress-region).
+ */
 export async function startServerProcess(env: Record<string, string | undefined>): Promise<ServerChild> {
-  const port = await freePort();
+  const port = await freePortRun(3);
   const child = spawnCli(["serve"], { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env });
   const origin = `http://127.0.0.1:${port}`;
   let exitedEarly = false;

@@ -4,13 +4,14 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { freePort, ROOT } from "./child.js";
+import { freePortRun, ROOT } from "./child.js";
 
 /**
  * The README's quick start, taken from the README text itself and run as written: `npm start`, then
  * every later shell block in one bash session (as in one terminal), each block's output checked
- * against the text block that follows it. The one rewrite is the address: the service listens on a
- * free port instead of 8080, so the test never meets another server. The database is a fresh file.
+ * against the text block that follows it. The one rewrite is the addresses: the service listens on
+ * free ports instead of 8080 and, for its regions, the two after it (docs/behaviour.md#ingress-region),
+ * so the test never meets another server. The database is a fresh file.
  */
 
 interface Block {
@@ -110,12 +111,16 @@ describe("the README's quick start, word for word (README.md#quick-start)", () =
       assert.equal(following?.lang, "text", `the output the README expects after:\n${block.text}`);
       steps.push({ script: block.text, expected: following?.text ?? "" });
     }
-    assert.ok(steps.length >= 3, "a request, a redaction and a region refusal");
+    assert.ok(steps.length >= 4, "a request, a redaction, a region refusal and a request through Europe");
     const all = steps.map((s) => s.script).join("\n");
     assert.match(all, /"action": "redact"/);
     assert.match(all, /"allowed_data_regions": \["europe"\]/);
+    // Europe is reached as any client reaches it: the openai SDK, at localhost and the Europe port.
+    assert.match(all, /import OpenAI from "openai";/);
+    assert.match(all, /new OpenAI\(\{ baseURL: "http:\/\/localhost:8081\/api\/v1"/);
+    assert.doesNotMatch(all, /eu\.localhost|\bHost:/i, "no region chosen by a name or a Host header");
 
-    const port = await freePort();
+    const port = await freePortRun(3);
     const env = cleanEnv({
       PORT: String(port),
       HOST: "127.0.0.1",
@@ -142,7 +147,10 @@ describe("the README's quick start, word for word (README.md#quick-start)", () =
     const script = [
       "set -euo pipefail",
       ...steps.flatMap((s, i) => [
-        s.script.replaceAll("localhost:8080", `localhost:${port}`),
+        s.script.replace(
+          /localhost:(808[0-2])\b/g,
+          (_, shown: string) => `localhost:${port + Number(shown) - 8080}`,
+        ),
         `printf '\\n${marker(i)}\\n'`,
       ]),
     ].join("\n");
