@@ -35,6 +35,7 @@ import { evaluateRoutes } from "./http/routes/evaluate.js";
 import { guardrailRoutes } from "./http/routes/guardrails.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { keyRoutes } from "./http/routes/keys.js";
+import { managementKeyRoutes } from "./http/routes/management-keys.js";
 import { memberRoutes } from "./http/routes/members.js";
 import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
@@ -196,7 +197,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   installLingeringClose(app);
   installErrorHandler(app);
   installNotFoundHandler(app);
-  installAuth(app, deps, options.authThrottle, { trustProxy: deps.trustForwardedHost });
+  const authFailures = installAuth(app, deps, options.authThrottle, { trustProxy: deps.trustForwardedHost });
   const regionOf = regionReader(deps.regionBaseUrls, deps.trustForwardedHost, deps.regionByListener);
   installIngress(app, regionOf);
 
@@ -254,13 +255,14 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   workspaceMemberRoutes(app, deps);
   workspaceBudgetRoutes(app, deps);
   keyRoutes(app, deps);
+  managementKeyRoutes(app, deps);
   memberRoutes(app, deps);
   assignmentRoutes(app, deps);
   currentKeyRoutes(app, deps);
   auditLogRoutes(app, deps);
   usageRoutes(app, deps);
   activityRoutes(app, deps);
-  sessionRoutes(app, deps, deps.trustForwardedHost);
+  sessionRoutes(app, deps, deps.trustForwardedHost, authFailures);
   consoleRoutes(app, options.consoleDir);
   chatCompletionRoutes(app, gateway);
   direct = new DirectChat({

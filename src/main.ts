@@ -153,6 +153,12 @@ export async function startServer(
       .map((p) => `${p.id} (${p.api_key_env})`);
     lines.push(`  providers without an API key are unavailable: ${wrap(missing, 3).join(",\n    ")}`);
   }
+  if (boot.configuredKeyRevoked) {
+    lines.push(
+      "",
+      "  GUARDRAILS_MANAGEMENT_KEY names a revoked management key: it stays refused. Unset it, or set it to a new secret.",
+    );
+  }
   if (boot.createdSecret) {
     lines.push(
       "",

@@ -28,6 +28,10 @@ let onSignedOut: () => void = () => {};
 export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
+/** The session ended by the administrator's own act (the key it came from was revoked). */
+export function signedOut(): void {
+  onSignedOut();
+}
 
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const init: RequestInit = { method, credentials: "same-origin", headers: { accept: "application/json" } };
@@ -157,6 +161,15 @@ export interface Key extends Spend {
   member_user_id?: string | null;
   disabled: boolean;
   created_at: string;
+}
+
+/** A management key as listed: never its secret. `current`: the key this session came from. */
+export interface ManagementKey {
+  hash: string;
+  name: string;
+  label: string;
+  created_at: string;
+  current: boolean;
 }
 
 export interface Member extends Spend {

@@ -1,5 +1,16 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, describe, type Guardrail, issuesByField, type Key, listAll, usd, when } from "./api.js";
+import {
+  api,
+  describe,
+  type Guardrail,
+  issuesByField,
+  type Key,
+  listAll,
+  type ManagementKey,
+  signedOut,
+  usd,
+  when,
+} from "./api.js";
 import {
   confirmed,
   ErrorText,
@@ -41,6 +52,65 @@ export function useKeyGuardrails(version: unknown): Map<string, { id: string; na
     );
   }, [spaces, version]);
   return byKey;
+}
+
+/**
+ * The organization's management keys (docs/api.md#management-keys), each revocable but the last;
+ * revoking the one this session came from ends the session, so the page signs out.
+ */
+export function ManagementKeys() {
+  const paged = usePaged<ManagementKey>("/management-keys");
+  const only = paged.page?.total_count === 1;
+  const revoke = (k: ManagementKey) =>
+    confirmed(
+      k.current
+        ? `Revoke “${k.name}”, the key you signed in with? Everything using it stops at once, and you are signed out.`
+        : `Revoke the management key “${k.name}”? Everything using it stops at once.`,
+      () => api("DELETE", `/management-keys/${k.hash}`),
+      paged.setError,
+      async () => {
+        if (k.current) signedOut();
+        else await paged.reload();
+      },
+    );
+  return (
+    <section aria-labelledby="management-keys">
+      <h2 id="management-keys">Management keys</h2>
+      <p class="hint">
+        New management keys are made on the command line: <code>guardrails keys create --management</code>.
+        {only && " The only one cannot be revoked: make another first, or use guardrails keys rotate."}
+      </p>
+      <PagedTable
+        paged={paged}
+        empty="No management keys."
+        caption="Management keys"
+        head={["Name", "Key", "Created", ""]}
+        row={(k) => (
+          <tr key={k.hash}>
+            <td>
+              {k.name}
+              {k.current && <span class="hint"> (signed in with)</span>}
+            </td>
+            <td>
+              <code>{k.label}</code>
+            </td>
+            <td>{when(k.created_at)}</td>
+            <td>
+              <button
+                type="button"
+                class="danger"
+                disabled={only}
+                title={only ? "The organization's last management key cannot be revoked" : undefined}
+                onClick={() => revoke(k)}
+              >
+                Revoke<span class="sr-only"> management key {k.name}</span>
+              </button>
+            </td>
+          </tr>
+        )}
+      />
+    </section>
+  );
 }
 
 export function KeyList() {
@@ -158,6 +228,7 @@ export function KeyList() {
           );
         }}
       />
+      <ManagementKeys />
     </section>
   );
 }

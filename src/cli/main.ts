@@ -10,7 +10,6 @@ import { inTransaction, type Principal, type ServiceDeps, serviceDepsFor } from 
 import { listWorkspaceGuardrails } from "../services/guardrails.js";
 import {
   createInferenceKey,
-  createManagementKey,
   getKey,
   listKeys,
   presentKey,
@@ -18,6 +17,13 @@ import {
   readKeySpend,
   removeKey,
 } from "../services/keys.js";
+import {
+  issueManagementKey,
+  listManagementKeys,
+  presentManagementKey,
+  revokeManagementKey,
+  rotateManagementKey,
+} from "../services/management-keys.js";
 import { bootstrap, createOrganization } from "../services/organizations.js";
 import { listOrganizationWorkspaces, presentWorkspace } from "../services/workspaces.js";
 import { openDatabase } from "../storage/open.js";
@@ -41,8 +47,11 @@ Commands:
                                           an inference key (default workspace unless named)
   keys create --management [--name N]     another management key of the default organization
   keys list [--workspace <id>]            inference keys
+  keys list --management                  management keys that still work (never their secrets)
   keys show <hash>                        one inference key
-  keys revoke <hash>                      delete an inference key; it stops working at once
+  keys revoke <hash>                      an inference or management key; it stops working at once
+                                          (not the organization's last management key: rotate it)
+  keys rotate <hash>                      replace a management key by a new one of the same name
   guardrails list [--workspace <id>]      guardrails, of every workspace unless one is named
   workspaces list                         workspaces
   organizations create --name <name>      a new organization and its first management key
@@ -154,12 +163,7 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
     }
     const created = await withServices(({ deps, principal }) => {
       if (values.management === true) {
-        return createManagementKey(
-          deps,
-          deps.db,
-          principal.organizationId,
-          text(values, "name") ?? "CLI management key",
-        );
+        return issueManagementKey(deps, principal, text(values, "name") ?? "CLI management key");
       }
       const input = {
         name: text(values, "name") ?? "CLI inference key",
@@ -172,8 +176,28 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
     return printCreated(out, json, data, created.secret);
   }
   if (sub === "list") {
-    const { values, json } = parse(args, { workspace: { type: "string" } });
+    const { values, json } = parse(args, { workspace: { type: "string" }, management: { type: "boolean" } });
     const workspaceId = text(values, "workspace");
+    if (values.management === true) {
+      if (workspaceId !== undefined) {
+        throw new UsageError([{ path: "--management", message: "management keys have no --workspace" }]);
+      }
+      const data = await withServices(async ({ deps, principal }) =>
+        (await all((page) => listManagementKeys(deps, principal, page))).map((k) =>
+          presentManagementKey(k, principal.keyHash),
+        ),
+      );
+      if (json) return printJson(out, { data, total_count: data.length });
+      out.stdout(
+        table(data, [
+          { key: "hash", title: "HASH" },
+          { key: "label", title: "LABEL" },
+          { key: "name", title: "NAME" },
+          { key: "created_at", title: "CREATED" },
+        ]),
+      );
+      return;
+    }
     const data = await withServices(async ({ deps, principal }) =>
       presentKeys(
         deps,
@@ -200,10 +224,30 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
     );
     return;
   }
+  if (sub === "rotate") {
+    const { positionals, json } = parse(args, {}, 1);
+    const hash = positionals[0] as string;
+    const rotated = await withServices(({ deps, principal }) =>
+      rotateManagementKey(deps, principal, hash).catch((err: unknown) => {
+        if (err instanceof AppError && err.code === "not_found") {
+          throw new AppError("not_found", { reason: "no active management key has this hash", hash });
+        }
+        throw err;
+      }),
+    );
+    const data = { ...presentManagementKey(rotated.created.record), replaces: rotated.revoked.hash };
+    printCreated(out, json, data, rotated.created.secret);
+    if (!json) out.stderr("The old key no longer authenticates, and its console sessions have ended.\n");
+    return;
+  }
   if (sub === "show" || sub === "revoke") {
     const { positionals, json } = parse(args, {}, 1);
     const hash = positionals[0] as string;
     const data = await withServices(async ({ deps, principal }) => {
+      if (sub === "revoke") {
+        const management = await revokeManagementKeyIfOne(deps, principal, hash);
+        if (management) return management;
+      }
       try {
         const key = await getKey(deps, principal, hash);
         const record = presentKey(key, await readKeySpend(deps, key));
@@ -211,7 +255,8 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
         return record;
       } catch (err) {
         if (err instanceof AppError && err.code === "not_found") {
-          throw new AppError("not_found", { reason: "no inference key has this hash", hash });
+          const kind = sub === "revoke" ? "key" : "inference key";
+          throw new AppError("not_found", { reason: `no ${kind} has this hash`, hash });
         }
         throw err;
       }
@@ -223,9 +268,22 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
     return;
   }
   throw new UsageError(
-    [{ path: "", message: `keys ${sub ?? ""}: expected create, list, show or revoke` }],
+    [{ path: "", message: `keys ${sub ?? ""}: expected create, list, show, revoke or rotate` }],
     USAGE,
   );
+}
+
+/**
+ * `keys revoke` on a management key of the organization (docs/behaviour.md#management-key-revocation):
+ * its presented record once revoked, or undefined when the hash names no active management key.
+ */
+async function revokeManagementKeyIfOne(deps: ServiceDeps, principal: Principal, hash: string) {
+  try {
+    return presentManagementKey(await revokeManagementKey(deps, principal, hash));
+  } catch (err) {
+    if (err instanceof AppError && err.code === "not_found") return undefined;
+    throw err;
+  }
 }
 
 async function guardrails(sub: string | undefined, args: string[], out: Out): Promise<void> {

@@ -88,7 +88,9 @@ export function describeError(err: unknown): string {
     const issues = (err.metadata?.issues as Issue[] | undefined) ?? [];
     const details = issues.map((i) => `${i.path.replace(/^\//, "") || "input"}: ${i.message}`);
     const reason = typeof err.metadata?.reason === "string" ? [err.metadata.reason] : [];
-    return [err.message, ...reason, ...details].join("; ");
+    // A refusal that says what to do instead (the last management key) says it on the command line too.
+    const hint = typeof err.metadata?.hint === "string" ? [err.metadata.hint] : [];
+    return [err.message, ...reason, ...details, ...hint].join("; ");
   }
   return err instanceof Error ? err.message : String(err);
 }

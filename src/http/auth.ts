@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../domain/errors.js";
 import { FailureWindow } from "../domain/failure-window.js";
 import {
@@ -35,10 +35,10 @@ export function installAuth(
   deps: ServiceDeps,
   throttle: AuthThrottle = DEFAULT_AUTH_THROTTLE,
   options: { trustProxy?: boolean } = {},
-): void {
+): AuthFailures {
   app.decorateRequest("principal", undefined);
   app.decorateRequest("session", undefined);
-  const failures = new FailureWindow(throttle.failures, throttle.windowMs);
+  const failures = new AuthFailures(throttle);
   const trustProxy = options.trustProxy ?? false;
   const admit = (request: FastifyRequest, requirement: AuthRequirement, principal: Principal) => {
     if (requirement === "management") requireManagement(principal);
@@ -76,19 +76,8 @@ export function installAuth(
     }
     // A client that failed too often is refused before its key costs a lookup; keys already known
     // valid (above) still pass, so a shared address is not locked out of working keys.
-    const wait = failures.retryAfterMs(request.ip, deps.now().getTime());
-    if (wait > 0) {
-      const seconds = Math.ceil(wait / 1000);
-      reply.header("retry-after", String(seconds));
-      return done(
-        new AppError("too_many_failed_authentications", {
-          reason: "authentication_throttled",
-          retry_after_seconds: seconds,
-          limit: throttle.failures,
-          window_seconds: Math.round(throttle.windowMs / 1000),
-        }),
-      );
-    }
+    const refused = failures.refusal(request, reply, deps.now().getTime());
+    if (refused) return done(refused);
     authenticate(deps, request.headers.authorization).then(
       (principal) => {
         try {
@@ -99,13 +88,43 @@ export function installAuth(
         }
       },
       (err: Error) => {
-        if (err instanceof AppError && err.code === "invalid_api_key") {
-          failures.record(request.ip, deps.now().getTime());
-        }
+        failures.recordIfFailed(request, err, deps.now().getTime());
         done(err);
       },
     );
   });
+  return failures;
+}
+
+/**
+ * Failed authentications per client address, shared by every way in: Bearer keys on the API and
+ * the console's sign-in (docs/behaviour.md#sign-in-throttle), so guessing keys through either
+ * counts toward the one limit and is refused with the one 429.
+ */
+export class AuthFailures {
+  private readonly window: FailureWindow;
+  constructor(readonly throttle: AuthThrottle) {
+    this.window = new FailureWindow(throttle.failures, throttle.windowMs);
+  }
+
+  /** The 429 for a client that failed too often (its Retry-After set on `reply`); undefined while it may try. */
+  refusal(request: FastifyRequest, reply: FastifyReply, nowMs: number): AppError | undefined {
+    const wait = this.window.retryAfterMs(request.ip, nowMs);
+    if (wait <= 0) return undefined;
+    const seconds = Math.ceil(wait / 1000);
+    reply.header("retry-after", String(seconds));
+    return new AppError("too_many_failed_authentications", {
+      reason: "authentication_throttled",
+      retry_after_seconds: seconds,
+      limit: this.throttle.failures,
+      window_seconds: Math.round(this.throttle.windowMs / 1000),
+    });
+  }
+
+  /** Counts `err` against the client when it says the key was unknown, malformed or disabled. */
+  recordIfFailed(request: FastifyRequest, err: unknown, nowMs: number): void {
+    if (err instanceof AppError && err.code === "invalid_api_key") this.window.record(request.ip, nowMs);
+  }
 }
 
 export interface AuthThrottle {

@@ -46,6 +46,11 @@ export interface BootstrapResult {
   organization: Organization;
   /** Set when a management key was made now: its secret, to print once. */
   createdSecret?: string;
+  /**
+   * GUARDRAILS_MANAGEMENT_KEY names a key that was revoked: it stays revoked
+   * (docs/behaviour.md#management-key-revocation), and the start says so.
+   */
+  configuredKeyRevoked?: true;
 }
 
 /**
@@ -64,13 +69,20 @@ export async function bootstrap(
     organization = made.organization;
     if (configuredKey === undefined) createdSecret = made.key.secret;
   }
+  let configuredKeyRevoked = false;
   if (configuredKey !== undefined) {
-    if (!(await findKeyByHash(deps.db, hashSecret(configuredKey)))) {
+    // A revoked key is kept as a disabled row, so a leaked configured key is not made valid again here.
+    const known = await findKeyByHash(deps.db, hashSecret(configuredKey));
+    if (!known) {
       await createManagementKey(deps, deps.db, organization.id, "GUARDRAILS_MANAGEMENT_KEY", configuredKey);
-    }
+    } else if (known.disabled === 1) configuredKeyRevoked = true;
   } else if (createdSecret === undefined && (await countManagementKeys(deps.db)) === 0) {
     createdSecret = (await createManagementKey(deps, deps.db, organization.id, "Initial management key"))
       .secret;
   }
-  return createdSecret === undefined ? { organization } : { organization, createdSecret };
+  return {
+    organization,
+    ...(createdSecret !== undefined ? { createdSecret } : {}),
+    ...(configuredKeyRevoked ? { configuredKeyRevoked: true as const } : {}),
+  };
 }

@@ -50,6 +50,15 @@ export async function startSession(deps: ServiceDeps, secret: string): Promise<S
 }
 
 /**
+ * Whether the secret is a management key this instance already found valid (from the warm cache, no
+ * read): such a sign-in is not held back by the failed-authentication throttle, as a known key on
+ * the API is not.
+ */
+export function isKnownManagementKey(deps: ServiceDeps, secret: string): boolean {
+  return deps.caches.principals.get(hashSecret(secret))?.kind === "management";
+}
+
+/**
  * The caller a session token stands for: its management key's principal, while the session is
  * live and the key still exists. Throws 401 invalid_session otherwise.
  */

@@ -48,10 +48,74 @@ export async function listInferenceKeys(
   return { items, total: Number(count.n) };
 }
 
+/**
+ * An organization's management keys that still authenticate, oldest first; a revoked one stays as a
+ * disabled row (docs/behaviour.md#management-key-revocation) and is not listed.
+ */
+export async function listActiveManagementKeys(
+  db: Executor,
+  organizationId: string,
+  page: { offset: number; limit: number },
+): Promise<{ items: KeyRecord[]; total: number }> {
+  const base = db
+    .selectFrom("keys")
+    .where("organization_id", "=", organizationId)
+    .where("kind", "=", "management")
+    .where("disabled", "=", 0);
+  const items = await base
+    .selectAll()
+    .orderBy("created_at", "asc")
+    .orderBy("hash", "asc")
+    .offset(page.offset)
+    .limit(page.limit)
+    .execute();
+  const count = await base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return { items, total: Number(count.n) };
+}
+
+/**
+ * The hashes of an organization's active management keys, each row locked (in hash order, so two
+ * revocations lock alike and cannot deadlock) until the transaction ends. On PostgreSQL a revocation
+ * that waited re-reads the rows as committed, so two racing revocations cannot both see a second key.
+ */
+export async function lockActiveManagementKeys(
+  db: Executor,
+  organizationId: string,
+  lock?: RowLock,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom("keys")
+    .select("hash")
+    .where("organization_id", "=", organizationId)
+    .where("kind", "=", "management")
+    .where("disabled", "=", 0)
+    .orderBy("hash", "asc")
+    .$call((q) => withLock(q, lock))
+    .execute();
+  return rows.map((r) => r.hash);
+}
+
+/** Marks a key revoked for good: it stays as a disabled row so its secret is never registered again. */
+export async function revokeKeyRow(
+  db: Executor,
+  organizationId: string,
+  hash: string,
+  at: string,
+): Promise<void> {
+  await db
+    .updateTable("keys")
+    .set({ disabled: 1, updated_at: at })
+    .where("organization_id", "=", organizationId)
+    .where("hash", "=", hash)
+    .execute();
+}
+
+/** Management keys that still authenticate, in every organization. */
 export async function countManagementKeys(db: Executor): Promise<number> {
   const row = await db
     .selectFrom("keys")
     .where("kind", "=", "management")
+    .where("disabled", "=", 0)
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .executeTakeFirstOrThrow();
   return Number(row.n);

@@ -28,3 +28,9 @@ export async function deleteSession(db: Executor, tokenHash: string): Promise<vo
 export async function deleteExpiredSessions(db: Executor, now: string): Promise<void> {
   await db.deleteFrom("console_sessions").where("expires_at", "<=", now).execute();
 }
+
+/** Ends every session opened with this key (its revocation: docs/behaviour.md#management-key-revocation). */
+export async function deleteKeySessions(db: Executor, keyHash: string): Promise<number> {
+  const result = await db.deleteFrom("console_sessions").where("key_hash", "=", keyHash).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { buildConsole } from "../../scripts/build-console.js";
+import { createManagementKey } from "../../src/services/keys.js";
 import { call, startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
 import { ask, chat, type GatewayBench, startGatewayBench } from "../http/gateway-support.js";
 
@@ -512,5 +513,49 @@ describe("the admin console in Chromium (README.md#admin-console)", {
       await context.close();
       await fresh?.close();
     }
+  });
+
+  it("lists the management keys on the Keys page, revokes another one after asking, signs out when revoking its own, and keeps the last one (docs/behaviour.md#management-key-revocation)", async () => {
+    const made = async (name: string) =>
+      (await createManagementKey(bench.server.deps, bench.server.deps.db, other.organizationId, name)).secret;
+    const laptop = await made("laptop");
+    const spare = await made("spare");
+    await page.goto(`${bench.server.origin}/#/keys`);
+    await page.waitForSelector("#management-key", WAIT);
+    await page.type("#management-key", laptop);
+    await clickButton("Sign in");
+    await xpath("//h2[.='Management keys']");
+    await settled();
+    await row("Initial management key");
+    await row("laptop (signed in with)");
+    await row("spare");
+    assert.equal((await page.content()).includes(laptop), false, "no secret on the page");
+
+    // Another key: revoked after the confirmation, gone from the list, refused by the API at once.
+    await clickButton("Revoke management key Initial management key");
+    await page.waitForFunction(
+      () => ![...document.querySelectorAll("td")].some((td) => td.textContent === "Initial management key"),
+      WAIT,
+    );
+    assert.equal((await call(bench.server, "GET", "/api/v1/guardrails", { key: other.key })).status, 401);
+
+    // Its own key: the session ends with it, and the page is back at the sign-in.
+    await clickButton("Revoke management key laptop");
+    await page.waitForSelector("#management-key", WAIT);
+    assert.equal((await call(bench.server, "GET", "/api/v1/guardrails", { key: laptop })).status, 401);
+
+    // The last one left cannot be revoked from the page.
+    await page.type("#management-key", spare);
+    await clickButton("Sign in");
+    await xpath("//h2[.='Management keys']");
+    await settled();
+    await row("spare (signed in with)");
+    const disabled = await page.$eval(
+      "::-p-xpath(//button[normalize-space(.)='Revoke management key spare'])",
+      (b) => (b as HTMLButtonElement).disabled,
+    );
+    assert.equal(disabled, true);
+    await shoot("management-keys");
+    assert.equal((await call(bench.server, "GET", "/api/v1/guardrails", { key: spare })).status, 200);
   });
 });

@@ -2,8 +2,14 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ServiceDeps } from "../../services/context.js";
-import { endSession, SESSION_TTL_SECONDS, sessionKey, startSession } from "../../services/sessions.js";
-import { principalOf } from "../auth.js";
+import {
+  endSession,
+  isKnownManagementKey,
+  SESSION_TTL_SECONDS,
+  sessionKey,
+  startSession,
+} from "../../services/sessions.js";
+import { type AuthFailures, principalOf } from "../auth.js";
 import { errorResponses } from "../schemas/common.js";
 import {
   cameOverHttps,
@@ -38,7 +44,12 @@ const Session = Type.Object({
  * The console's sign-in (docs/api.md#console-sessions): a pasted management key exchanged for an
  * HttpOnly cookie, so the page's script never holds anything secret.
  */
-export function sessionRoutes(parent: FastifyInstance, deps: ServiceDeps, trustProxy: boolean): void {
+export function sessionRoutes(
+  parent: FastifyInstance,
+  deps: ServiceDeps,
+  trustProxy: boolean,
+  failures: AuthFailures,
+): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["Console sessions"];
 
@@ -52,14 +63,28 @@ export function sessionRoutes(parent: FastifyInstance, deps: ServiceDeps, trustP
           "Answers the session in an HttpOnly, SameSite=Strict cookie (Secure over HTTPS). A browser's sign-in must come from this service's own origin.",
         security: [],
         body: SignInBody,
-        response: { 201: Session, ...errorResponses(400, 401, 403) },
+        response: { 201: Session, ...errorResponses(400, 401, 403, 429) },
       },
     },
     async (request, reply) => {
       // A forged sign-in would put the victim's browser in the attacker's organization; a request
       // without Origin (curl, a script) is not a browser's and carries the key itself.
       if (request.headers.origin !== undefined) checkSameOrigin(request, trustProxy);
-      const { token, record } = await startSession(deps, request.body.key);
+      // Guessing keys here counts as it does on the API (docs/behaviour.md#sign-in-throttle): past
+      // the limit, only a key already known valid is still exchanged.
+      const nowMs = deps.now().getTime();
+      if (!isKnownManagementKey(deps, request.body.key)) {
+        const refused = failures.refusal(request, reply, nowMs);
+        if (refused) throw refused;
+      }
+      let started: Awaited<ReturnType<typeof startSession>>;
+      try {
+        started = await startSession(deps, request.body.key);
+      } catch (err) {
+        failures.recordIfFailed(request, err, nowMs);
+        throw err;
+      }
+      const { token, record } = started;
       const key = await sessionKey(deps, record.key_hash);
       reply.header(
         "set-cookie",
