@@ -348,12 +348,15 @@ const SEAM_BUILTINS: ReadonlySet<BuiltinSlug> = new Set<BuiltinSlug>([
 function scanJoined(scan: TextScan, filters: ContentFilters): void {
   const joined = joinBrokenTokens(scan.scanned);
   if (joined === null) return;
+  const from = joined.from;
   filters.builtins.forEach((filter, index) => {
     if (filter.ref.type !== "builtin" || !VALUE_SHAPED.has(filter.ref.slug)) return;
     if (filter.userOnly && scan.text.role !== "user") return;
     for (const s of filter.find(joined.text)) {
-      const cs = joined.from[s.start] as number;
-      const ce = (joined.from[s.end - 1] as number) + 1;
+      const cs = from[s.start] as number;
+      const ce = (from[s.end - 1] as number) + 1;
+      // A match on a barrier between windows is none (no detector reads across one).
+      if (cs < 0 || ce <= 0) continue;
       if (ce - cs === s.end - s.start || overlapsOwn(scan, index, cs, ce)) continue;
       scan.counts[index] = (scan.counts[index] ?? 0) + 1;
       if (filter.action !== "redact") continue;
