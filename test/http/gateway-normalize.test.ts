@@ -101,6 +101,32 @@ for (const [where, scan] of [
       });
     });
 
+    it("redact: a property name that holds a value only in its canonical form refuses the request, as names are never rewritten", async () => {
+      const { steps, key } = await orgWithKey(bench);
+      await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
+      const count = bench.received.length;
+      const res = await chat(bench.server, key.secret, {
+        model: SONNET,
+        messages: [{ role: "user", content: "hi" }],
+        tools: [
+          {
+            type: "function",
+            function: {
+              name: "send",
+              parameters: {
+                type: "object",
+                properties: { "ja\u200bne&#64;example.com": { type: "string" } },
+              },
+            },
+          },
+        ],
+      });
+      assert.equal(res.status, 403, res.text);
+      assert.equal(res.body.error.metadata.action, "redact");
+      assert.equal(typeof res.body.error.metadata.name_at, "string");
+      assert.equal(bench.received.length, count);
+    });
+
     it("block: a value split across two messages is refused, and nothing reaches the provider", async () => {
       const { steps, key } = await orgWithKey(bench);
       await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "block" }] });
