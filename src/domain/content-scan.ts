@@ -7,6 +7,7 @@ import {
   DEFAULT_REDACT_LABEL,
   type FilterAction,
 } from "./content-filters.js";
+import { type Canonical, canonicalize, joinBrokenTokens, originalSpan } from "./normalize.js";
 import { BUILTIN_RANK, CUSTOM_RANK, type RankedSpan, resolveOverlaps } from "./overlaps.js";
 import { patternCost } from "./pattern-cost.js";
 import type { EffectivePolicy } from "./policy.js";
@@ -271,15 +272,30 @@ function redact(text: string, spans: RankedSpan[], json: boolean): string {
 /** One text being scanned: what its filters found so far. */
 interface TextScan {
   text: ChatText;
-  /** The text's UTF-8, converted on first use: a text only filters without RE2 read costs no conversion. */
+  /** The text's canonical form (normalize.ts), or null when the text is its own. */
+  canon: Canonical | null;
+  /** What the filters read: the canonical text (docs/behaviour.md#normalization). */
+  scanned: string;
+  /** The scanned text's UTF-8, converted on first use: a text only filters without RE2 read costs no conversion. */
   bytes: Buffer | undefined;
   /** Matches per filter, over the whole request. */
   counts: number[];
+  /** What to redact, in the coordinates of the original text. */
   toRedact: RankedSpan[];
+  /** Each filter's matches in this text alone, canonical coordinates (by filter index; unset when none). */
+  found: (Span[] | undefined)[];
+}
+
+/** Whether canonical units [start, end) of the text overlap a match the filter found in it alone. */
+function overlapsOwn(scan: TextScan, index: number, start: number, end: number): boolean {
+  const own = scan.found[index];
+  if (own === undefined) return false;
+  for (const s of own) if (s.start < end && s.end > start) return true;
+  return false;
 }
 
 function bytesOf(scan: TextScan): Buffer {
-  scan.bytes ??= utf8Of(scan.text.text);
+  scan.bytes ??= utf8Of(scan.scanned);
   return scan.bytes;
 }
 
@@ -290,18 +306,214 @@ function bytesOf(scan: TextScan): Buffer {
 function runFilter(scan: TextScan, index: number, filter: ActiveFilter): void {
   const text = scan.text;
   if (filter.userOnly && text.role !== "user") return;
-  const spans = filter.findInBytes ? filter.findInBytes(text.text, bytesOf(scan)) : filter.find(text.text);
+  const spans = filter.findInBytes
+    ? filter.findInBytes(scan.scanned, bytesOf(scan))
+    : filter.find(scan.scanned);
   if (spans.length === 0) return;
   scan.counts[index] = (scan.counts[index] ?? 0) + spans.length;
+  scan.found[index] = spans;
   if (filter.action === "redact")
-    for (const s of spans)
-      scan.toRedact.push({ start: s.start, end: s.end, label: filter.label, rank: filter.rank });
+    for (const s of spans) {
+      // The canonical match maps back to the original characters it was read from.
+      const o = originalSpan(scan.canon, s.start, s.end);
+      scan.toRedact.push({ start: o.start, end: o.end, label: filter.label, rank: filter.rank });
+    }
 }
 
 /**
- * Runs every filter over every text the request carries (docs/behaviour.md#what-is-scanned). A detector that throws is
- * not caught here: the caller must refuse the request rather than forward unscanned text
- * (docs/behaviour.md#detector-failure).
+ * The builtins whose values are one token (docs/behaviour.md#normalization): they also read the text
+ * with a line break inside a token taken out, and they read the seams between texts. Person names
+ * and addresses are words, which a line or a text boundary really separates.
+ */
+const VALUE_SHAPED: ReadonlySet<BuiltinSlug> = new Set<BuiltinSlug>([
+  "email",
+  "phone",
+  "ssn",
+  "credit-card",
+  "ip-address",
+]);
+const SEAM_BUILTINS: ReadonlySet<BuiltinSlug> = new Set<BuiltinSlug>([
+  ...VALUE_SHAPED,
+  "secrets",
+  "regex-prompt-injection",
+]);
+
+/**
+ * A value cut by a line break (`jane.doe@exam\nple.com`): the value-shaped builtins read the text
+ * with such breaks taken out, and only the matches that contain one count, as the plain text's
+ * matches were counted already (docs/behaviour.md#line-breaks-in-values). A match that overlaps one
+ * of the plain text is that value running on into the next line's first word
+ * (`jane@example.com\nThanks`): the plain match stands and the joined one is dropped.
+ */
+function scanJoined(scan: TextScan, filters: ContentFilters): void {
+  const joined = joinBrokenTokens(scan.scanned);
+  if (joined === null) return;
+  const from = joined.from;
+  filters.builtins.forEach((filter, index) => {
+    if (filter.ref.type !== "builtin" || !VALUE_SHAPED.has(filter.ref.slug)) return;
+    if (filter.userOnly && scan.text.role !== "user") return;
+    for (const s of filter.find(joined.text)) {
+      const cs = from[s.start] as number;
+      const ce = (from[s.end - 1] as number) + 1;
+      // A match on a barrier between windows is none (no detector reads across one).
+      if (cs < 0 || ce <= 0) continue;
+      if (ce - cs === s.end - s.start || overlapsOwn(scan, index, cs, ce)) continue;
+      scan.counts[index] = (scan.counts[index] ?? 0) + 1;
+      if (filter.action !== "redact") continue;
+      const o = originalSpan(scan.canon, cs, ce);
+      scan.toRedact.push({ start: o.start, end: o.end, label: filter.label, rank: filter.rank });
+    }
+  });
+}
+
+/** Canonical characters read on each side of a seam between two texts (docs/behaviour.md#split-values). */
+export const SEAM_WINDOW = 128;
+/** The part of a value split across texts that lies after its first text: removed, with no label of its own. */
+const CONTINUATION_RANK = 1_000;
+
+/** A piece of a seam's text: canonical units [from, to) of one text, at `at` in the seam. */
+interface SeamPiece {
+  scan: TextScan;
+  from: number;
+  to: number;
+  at: number;
+}
+
+/**
+ * Texts of the messages, side by side in the request, are read across their boundary. Names and
+ * property names are not: a function's name, a property name and its value are separate words, and
+ * reading them as one would refuse requests for values nobody wrote.
+ */
+function adjacent(a: TextScan, b: TextScan): boolean {
+  return (
+    a.text.message !== null && b.text.message !== null && a.text.kind === "text" && b.text.kind === "text"
+  );
+}
+
+/**
+ * The seam between texts `k` and `k + 1`: up to SEAM_WINDOW canonical units before it and after it,
+ * through as many adjacent texts as it takes (a value cut in three parts is found).
+ */
+function seamPieces(scans: TextScan[], k: number): { pieces: SeamPiece[]; center: number; startOfK: number } {
+  const left: SeamPiece[] = [];
+  let need = SEAM_WINDOW;
+  for (let i = k; i >= 0 && need > 0; i--) {
+    const scan = scans[i] as TextScan;
+    if (i < k && !adjacent(scan, scans[i + 1] as TextScan)) break;
+    const len = scan.scanned.length;
+    const from = Math.max(0, len - need);
+    left.unshift({ scan, from, to: len, at: 0 });
+    need -= len - from;
+  }
+  const right: SeamPiece[] = [];
+  need = SEAM_WINDOW;
+  for (let i = k + 1; i < scans.length && need > 0; i++) {
+    const scan = scans[i] as TextScan;
+    if (i > k + 1 && !adjacent(scans[i - 1] as TextScan, scan)) break;
+    const to = Math.min(scan.scanned.length, need);
+    right.push({ scan, from: 0, to, at: 0 });
+    need -= to;
+  }
+  const pieces = [...left, ...right];
+  let at = 0;
+  for (const p of pieces) {
+    p.at = at;
+    at += p.to - p.from;
+  }
+  return { pieces, center: (right[0] as SeamPiece).at, startOfK: (left[left.length - 1] as SeamPiece).at };
+}
+
+/** The canonical units [start, end) of a piece's text that the seam's span [s.start, s.end) covers. */
+function portion(p: SeamPiece, s: Span): { start: number; end: number } | null {
+  const pEnd = p.at + (p.to - p.from);
+  if (pEnd <= s.start || p.at >= s.end) return null;
+  const start = p.from + Math.max(s.start, p.at) - p.at;
+  const end = p.from + Math.min(s.end, pEnd) - p.at;
+  return end > start ? { start, end } : null;
+}
+
+/**
+ * Acts on one match of a seam that crosses it: the filter counts it once; a redaction labels the
+ * original characters where the match starts and removes the rest of it from the texts after. A
+ * match that overlaps one the filter found in a text alone is that value running on into the next
+ * text's first word (`a@example.com` then `sent`): the text's own match stands.
+ */
+function actOnSeamMatch(pieces: SeamPiece[], s: Span, filter: ActiveFilter, index: number): void {
+  for (const p of pieces) {
+    const part = portion(p, s);
+    if (part && overlapsOwn(p.scan, index, part.start, part.end)) return;
+  }
+  const first = pieces[0] as SeamPiece;
+  first.scan.counts[index] = (first.scan.counts[index] ?? 0) + 1;
+  if (filter.action !== "redact") return;
+  let labelled = false;
+  for (const p of pieces) {
+    const part = portion(p, s);
+    if (part === null) continue;
+    const cs = part.start;
+    const ce = part.end;
+    const o = originalSpan(p.scan.canon, cs, ce);
+    // A match that runs on past a text's end, or in from its start, takes what was removed there too.
+    const start = cs === 0 ? 0 : o.start;
+    const end = ce === p.scan.scanned.length ? p.scan.text.text.length : o.end;
+    p.scan.toRedact.push(
+      labelled
+        ? { start, end, label: "", rank: CONTINUATION_RANK }
+        : { start, end, label: filter.label, rank: filter.rank },
+    );
+    labelled = true;
+  }
+}
+
+/**
+ * A value split across adjacent texts of the messages (two messages, two content parts) is found
+ * as one (docs/behaviour.md#split-values): each seam's window is read by the value-shaped builtins,
+ * secrets, prompt injection and the custom patterns, and only matches that cross it count. A match
+ * is acted on at the first seam it crosses, so one crossing several is counted once.
+ */
+function scanSeam(filters: ContentFilters, scans: TextScan[], k: number): void {
+  const { pieces, center, startOfK } = seamPieces(scans, k);
+  let seam = "";
+  for (const p of pieces)
+    seam +=
+      p.from === 0 && p.to === p.scan.scanned.length ? p.scan.scanned : p.scan.scanned.slice(p.from, p.to);
+  const allUser = pieces.every((p) => p.scan.text.role === "user");
+  let bytes: Buffer | undefined;
+  const seamBytes = (): Buffer => {
+    bytes ??= Buffer.from(seam, "utf8");
+    return bytes;
+  };
+  const run = (filter: ActiveFilter, index: number) => {
+    if (filter.userOnly && !allUser) return;
+    const spans = filter.findInBytes ? filter.findInBytes(seam, seamBytes()) : filter.find(seam);
+    for (const s of spans) {
+      // Crosses this seam, and starts in the text just before it (else an earlier seam took it).
+      if (s.start >= center || s.end <= center || s.start < startOfK) continue;
+      actOnSeamMatch(pieces, s, filter, index);
+    }
+  };
+  filters.builtins.forEach((f, i) => {
+    if (f.ref.type === "builtin" && SEAM_BUILTINS.has(f.ref.slug)) run(f, i);
+  });
+  const offset = filters.builtins.length;
+  for (const group of filters.groups) {
+    let members = group.members;
+    if (group.set) {
+      try {
+        members = group.set.match(seamBytes()).map((i) => group.members[i] as number);
+      } catch {
+        // As in scanTexts: the set's patterns run one by one instead.
+      }
+    }
+    for (const i of members) run(filters.custom[i] as ActiveFilter, offset + i);
+  }
+}
+
+/**
+ * Runs every filter over every text the request carries (docs/behaviour.md#what-is-scanned), on
+ * its canonical form (docs/behaviour.md#normalization), then over each seam between adjacent texts
+ * (docs/behaviour.md#split-values). A detector that throws is not caught here: the caller must
+ * refuse the request rather than forward unscanned text (docs/behaviour.md#detector-failure).
  */
 export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResult {
   // Scanning without a pattern of the policy would forward what it should have caught.
@@ -309,11 +521,22 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
   if (broken) throw new Error(`content filter pattern does not compile: ${broken.error}`);
   const all = [...filters.builtins, ...filters.custom];
   const counts = new Array<number>(all.length).fill(0);
-  const replacements: ScanResult["replacements"] = [];
   const offset = filters.builtins.length;
+  const scans: TextScan[] = [];
   for (const text of texts) {
     if (text.text.length === 0) continue;
-    const scan: TextScan = { text, bytes: undefined, counts, toRedact: [] };
+    const canon = canonicalize(text.text);
+    const scan: TextScan = {
+      text,
+      canon,
+      scanned: canon === null ? text.text : canon.text,
+      bytes: undefined,
+      counts,
+      toRedact: [],
+      found: [],
+    };
+    scans.push(scan);
+    if (scan.scanned.length === 0) continue;
     for (let i = 0; i < offset; i++) runFilter(scan, i, filters.builtins[i] as ActiveFilter);
     for (const group of filters.groups) {
       let members = group.members;
@@ -326,9 +549,20 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
       }
       for (const i of members) runFilter(scan, offset + i, filters.custom[i] as ActiveFilter);
     }
-    if (scan.toRedact.length > 0)
-      replacements.push({ text, value: redact(text.text, scan.toRedact, text.json) });
+    // The bytes live in a scratch buffer that the next text reuses.
+    scan.bytes = undefined;
+    scanJoined(scan, filters);
   }
+  if (all.length > 0)
+    for (let k = 0; k + 1 < scans.length; k++) {
+      const a = scans[k] as TextScan;
+      const b = scans[k + 1] as TextScan;
+      if (adjacent(a, b) && a.scanned.length > 0 && b.scanned.length > 0) scanSeam(filters, scans, k);
+    }
+  const replacements: ScanResult["replacements"] = [];
+  for (const scan of scans)
+    if (scan.toRedact.length > 0)
+      replacements.push({ text: scan.text, value: redact(scan.text.text, scan.toRedact, scan.text.json) });
   const hits: FilterHit[] = [];
   all.forEach((f, i) => {
     const count = counts[i] ?? 0;

@@ -264,11 +264,16 @@ function unredactableName(input: DecisionInput, scan: ScanResult): { hit: Filter
   const filter = [...input.filters.builtins, ...input.filters.custom].find(
     (f) => f.action === "redact" && !(f.userOnly && named.role !== "user") && f.find(named.text).length > 0,
   );
-  if (!filter) return null;
-  return {
-    hit: { filter: filter.ref, action: "redact", label: filter.label, count: 1 },
-    field: textPointer(named),
-  };
+  if (filter)
+    return {
+      hit: { filter: filter.ref, action: "redact", label: filter.label, count: 1 },
+      field: textPointer(named),
+    };
+  // No filter matches the name alone: the match was read in its canonical form, or across the seam
+  // to the next text (docs/behaviour.md#split-values). It is refused all the same, under the first
+  // redact filter that matched; forwarding the name would forward part of the value.
+  const hit = scan.hits.find((h) => h.action === "redact");
+  return hit ? { hit: { ...hit, count: 1 }, field: textPointer(named) } : null;
 }
 
 function contentViolation(input: DecisionInput, scan: ScanResult): Violation | null {

@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import type { ChatText } from "../domain/chat-texts.js";
 import type { FilterHit } from "../domain/content-scan.js";
 import type { EffectivePolicy } from "../domain/policy.js";
 
@@ -10,6 +11,10 @@ export interface JobText {
   text: string;
   role: string;
   json: boolean;
+  /** Which texts are read across their seam (docs/behaviour.md#split-values): those of the messages. */
+  message: number | null;
+  /** A name or property name, which a redaction never rewrites. */
+  kind: ChatText["kind"];
 }
 
 export interface ScanJob {

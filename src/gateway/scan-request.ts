@@ -92,7 +92,13 @@ export class Scanner {
       key = `f${this.nextKey++}`;
       this.keys.set(filters, key);
     }
-    const jobTexts = texts.map((t) => ({ text: t.text, role: t.role, json: t.json }));
+    const jobTexts = texts.map((t) => ({
+      text: t.text,
+      role: t.role,
+      json: t.json,
+      message: t.message,
+      kind: t.kind,
+    }));
     let reply: Awaited<ReturnType<ScanPool["run"]>>;
     try {
       reply = await this.pool.run(key, spec, jobTexts);

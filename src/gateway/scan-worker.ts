@@ -24,7 +24,7 @@ function filtersFor(job: ScanJob): ContentFilters {
 
 function scan(job: ScanJob): ScanReply {
   try {
-    // The scan reads a text's text, role and json only, and hands the same objects back.
+    // The scan reads a text's text, role, json, message and kind only, and hands the same objects back.
     const texts = job.texts as unknown as ChatText[];
     const filters = filtersFor(job);
     // The scan's time budget starts now, not while the filters compiled (scan-pool.ts).

@@ -9,8 +9,12 @@ import { around, collect, isAsciiLetter, isDigit } from "./spans.js";
  *    start with digits no network uses; an IMEI passes Luhn but has 15 digits in a 16-digit range);
  * 3. the grouping people write: one separator throughout, groups of four (the last may be
  *    shorter), or Amex and Diners 4-6-5 and 4-6-4. `4 5 6 7 ...` is a list, not a card.
+ * The separator may be a space, a tab or one line break (all one kind), a hyphen (every dash is one
+ * in the canonical text the scan reads), `.`, `_` or `/` (docs/behaviour.md#normalization): the
+ * checks above hold the precision, since an IP address, a date or a decimal has no 4-4-4-4 groups.
  */
-const CARD = /\b\d(?:[ -]?\d){12,18}(?!\d)/g;
+const CARD = /\b\d(?:[ \t\n._/-]?\d){12,18}(?!\d)/g;
+const SEPARATORS = /[ \t\n._/-]/g;
 
 export function passesLuhn(digits: string): boolean {
   let sum = 0;
@@ -46,11 +50,28 @@ export function hasKnownIssuer(d: string): boolean {
   return false;
 }
 
+/** Spaces, tabs and a line break separate alike. */
+function kindOf(c: string | undefined): string | undefined {
+  return c === "\t" || c === "\n" ? " " : c;
+}
+
+/** The one kind of separator a grouped number uses, or null when they are mixed ("" when none). */
+function separatorOf(raw: string): string | null {
+  let sep = "";
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c >= 48 && c <= 57) continue;
+    const k = kindOf(raw[i]) as string;
+    if (sep === "") sep = k;
+    else if (k !== sep) return null;
+  }
+  return sep;
+}
+
 /** Group lengths of a separated number, or null when separators are mixed. */
 function groups(raw: string): number[] | null {
-  const sep = raw.includes(" ") ? " " : "-";
-  if (sep === " " && raw.includes("-")) return null;
-  return raw.split(sep).map((g) => g.length);
+  if (separatorOf(raw) === null) return null;
+  return raw.split(SEPARATORS).map((g) => g.length);
 }
 
 function writtenLikeACard(raw: string, digits: number): boolean {
@@ -66,12 +87,12 @@ function writtenLikeACard(raw: string, digits: number): boolean {
 function keep(text: string, m: RegExpExecArray): Span | null {
   const { raw, start, end, prev, next } = around(text, m);
   if (isAsciiLetter(prev) || isAsciiLetter(next) || prev === 46 || prev === 45) return null;
-  const digits = raw.replace(/[ -]/g, "");
+  const digits = raw.replace(SEPARATORS, "");
   if (!writtenLikeACard(raw, digits.length)) return null;
   // A grouped number that goes on with the same separator and more digits is longer than a card.
-  const sep = raw.length === digits.length ? "" : raw.includes(" ") ? " " : "-";
-  if (sep !== "" && text[end] === sep && isDigit(text.charCodeAt(end + 1))) return null;
-  if (sep !== "" && text[start - 1] === sep && isDigit(text.charCodeAt(start - 2))) return null;
+  const sep = separatorOf(raw);
+  if (sep && kindOf(text[end]) === sep && isDigit(text.charCodeAt(end + 1))) return null;
+  if (sep && kindOf(text[start - 1]) === sep && isDigit(text.charCodeAt(start - 2))) return null;
   if (!hasKnownIssuer(digits) || !passesLuhn(digits)) return null;
   return { start, end };
 }

@@ -3,14 +3,14 @@ import { around, collect, isWordChar, lowerBefore } from "./spans.js";
 
 /**
  * US Social Security numbers. `AAA-GG-SSSS` with hyphens (or en dashes, as word processors write
- * them) is distinctive enough alone; the same digits separated by spaces, or nine bare digits, are
- * kept only after a cue (`SSN`, `social security`, `tax id`, `ID`), because tables of numbers and
+ * them) is distinctive enough alone; the same digits separated by spaces or dots, or nine bare
+ * digits, are kept only after a cue (`SSN`, `social security`, `tax id`, `ID`), because tables of numbers and
  * routing or order numbers take those shapes too.
  *
  * Numbers the SSA never issues are skipped: area 000, 666 and 900-999 (900-999 are ITINs, a
  * different number), group 00 and serial 0000.
  */
-const SSN = /\b(?:\d{3}([- \u2013])\d{2}\1\d{4}|\d{9})/g;
+const SSN = /\b(?:\d{3}([- .\u2013])\d{2}\1\d{4}|\d{9})/g;
 const CUE =
   /(?:\bssn|\bss#|\bss no\.?|\bsocial(?: security)?(?: number| no\.?| #)?|\btax id|\btin|\bid)(?: ?\(ssn\))?(?: is)?[ \t:#=()-]{0,4}$/;
 
@@ -30,7 +30,7 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   if (!isIssuableSsn(Number(digits.slice(0, 3)), Number(digits.slice(3, 5)), Number(digits.slice(5)))) {
     return null;
   }
-  const hyphenated = !bare && m[1] !== " ";
+  const hyphenated = !bare && (m[1] === "-" || m[1] === "\u2013");
   if (!hyphenated && !CUE.test(lowerBefore(text, start, 40))) return null;
   return { start, end };
 }
