@@ -339,31 +339,48 @@ const SEAM_BUILTINS: ReadonlySet<BuiltinSlug> = new Set<BuiltinSlug>([
 ]);
 
 /**
- * A value cut by a line break (`jane.doe@exam\nple.com`): the value-shaped builtins read the text
- * with such breaks taken out, and only the matches that contain one count, as the plain text's
- * matches were counted already (docs/behaviour.md#line-breaks-in-values). A match that overlaps one
- * of the plain text is that value running on into the next line's first word
- * (`jane@example.com\nThanks`): the plain match stands and the joined one is dropped.
+ * A value cut by a line break (`jane.doe@exam\nple.com`): the value-shaped builtins and the custom
+ * patterns read the text with such breaks taken out, and only the matches that contain one count,
+ * as the plain text's matches were counted already (docs/behaviour.md#line-breaks-in-values). A
+ * joined match that overlaps one of the plain text is not counted again, but a redaction covers
+ * both: `jane.do\ne@example.com` holds the valid address `e@example.com`, and redacting only that
+ * would send `jane.do`. The price is a neighbouring word joined across a break
+ * (`jane@example.com\nThanks`) redacted with the value; a redaction errs toward sending less.
  */
 function scanJoined(scan: TextScan, filters: ContentFilters): void {
   const joined = joinBrokenTokens(scan.scanned);
   if (joined === null) return;
   const from = joined.from;
+  const offset = filters.builtins.length;
   filters.builtins.forEach((filter, index) => {
     if (filter.ref.type !== "builtin" || !VALUE_SHAPED.has(filter.ref.slug)) return;
-    if (filter.userOnly && scan.text.role !== "user") return;
-    for (const s of filter.find(joined.text)) {
-      const cs = from[s.start] as number;
-      const ce = (from[s.end - 1] as number) + 1;
-      // A match on a barrier between windows is none (no detector reads across one).
-      if (cs < 0 || ce <= 0) continue;
-      if (ce - cs === s.end - s.start || overlapsOwn(scan, index, cs, ce)) continue;
-      scan.counts[index] = (scan.counts[index] ?? 0) + 1;
-      if (filter.action !== "redact") continue;
-      const o = originalSpan(scan.canon, cs, ce);
-      scan.toRedact.push({ start: o.start, end: o.end, label: filter.label, rank: filter.rank });
-    }
+    readJoined(scan, joined.text, from, index, filter);
   });
+  filters.custom.forEach((filter, index) => {
+    readJoined(scan, joined.text, from, offset + index, filter);
+  });
+}
+
+/** One filter over a text with its broken tokens joined (scanJoined). */
+function readJoined(
+  scan: TextScan,
+  text: string,
+  from: ArrayLike<number>,
+  index: number,
+  filter: ActiveFilter,
+): void {
+  if (filter.userOnly && scan.text.role !== "user") return;
+  for (const s of filter.find(text)) {
+    const cs = from[s.start] as number;
+    const ce = (from[s.end - 1] as number) + 1;
+    // A match on a barrier between windows is none (no detector reads across one).
+    if (cs < 0 || ce <= 0) continue;
+    if (ce - cs === s.end - s.start) continue;
+    if (!overlapsOwn(scan, index, cs, ce)) scan.counts[index] = (scan.counts[index] ?? 0) + 1;
+    if (filter.action !== "redact") continue;
+    const o = originalSpan(scan.canon, cs, ce);
+    scan.toRedact.push({ start: o.start, end: o.end, label: filter.label, rank: filter.rank });
+  }
 }
 
 /** Canonical characters read on each side of a seam between two texts (docs/behaviour.md#split-values). */
