@@ -225,7 +225,7 @@ describe("bad input is refused with the error body, stores nothing, and the serv
     }
   });
 
-  it('an unknown route is 404 "Resource not found", with or without a key (docs/behaviour.md#error-messages)', async () => {
+  it('an unknown route is 404 "Resource not found" naming the method and path, with or without a key (docs/behaviour.md#error-messages; docs/behaviour.md#unknown-routes)', async () => {
     const org = await server.newOrg();
     for (const [method, path] of [
       ["GET", "/api/v1/nope"],
@@ -238,7 +238,13 @@ describe("bad input is refused with the error body, stores nothing, and the serv
       for (const key of [org.key, null]) {
         const res = await call(server, method, path, { key });
         assert.equal(res.status, 404, `${method} ${path}`);
-        assert.deepEqual(res.body, { error: { code: 404, message: "Resource not found" } });
+        assert.deepEqual(res.body, {
+          error: {
+            code: 404,
+            message: "Resource not found",
+            metadata: { reason: "no_such_route", method, path, api_reference: "/docs" },
+          },
+        });
       }
     }
   });
