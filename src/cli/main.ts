@@ -362,6 +362,16 @@ async function run(argv: string[], out: Out): Promise<void> {
   throw new UsageError([{ path: "", message: `unknown command: ${command}` }], USAGE);
 }
 
+/**
+ * The exit code of a failure (README.md#command-line): 2 for a misuse, which is what a 400 is
+ * wherever it was found (the arguments, or the services' checks of the values they carry), and 1
+ * for any other failure (an unknown hash, a conflict, a database that cannot be opened).
+ */
+function exitCode(err: unknown): number {
+  if (err instanceof UsageError) return 2;
+  return err instanceof AppError && err.status === 400 ? 2 : 1;
+}
+
 const argv = process.argv.slice(2);
 if (argv.includes("--help") || argv.includes("-h")) {
   processOut.stdout(`${USAGE}\n`);
@@ -375,6 +385,6 @@ if (argv.includes("--help") || argv.includes("-h")) {
     }
     // Exit now: a start that failed half-way may hold handles (a worker, a timer) that would keep
     // the process alive. Writes to pipes and terminals are synchronous, so nothing is lost.
-    process.exit(err instanceof UsageError ? 2 : 1);
+    process.exit(exitCode(err));
   });
 }
