@@ -56,7 +56,8 @@ function linger(request: IncomingMessage, response: ServerResponse): void {
       done();
       if (!response.shouldKeepAlive) socket.destroy();
       // The connection goes on to its next request, which closes the way Node closes any.
-      else delete socket.destroySoon;
+      // (The own property set above goes; the prototype's method shows through again.)
+      else Reflect.deleteProperty(socket, "destroySoon");
     });
   });
 }
