@@ -4,8 +4,6 @@ import { loadConfig } from "../config.js";
 import { Catalog } from "../domain/catalog.js";
 import { AppError } from "../domain/errors.js";
 import { presentGuardrail } from "../domain/guardrail.js";
-import { startLocalUpstream } from "../local-upstream/server.js";
-import { startServer } from "../main.js";
 import { inTransaction, type Principal, type ServiceDeps, serviceDepsFor } from "../services/context.js";
 import { listWorkspaceGuardrails } from "../services/guardrails.js";
 import {
@@ -308,6 +306,9 @@ async function organizations(sub: string | undefined, args: string[], out: Out):
 async function serve(args: string[]): Promise<void> {
   const { json } = parse(args, {});
   const env = json ? { ...process.env, LOG_FORMAT: "json" } : process.env;
+  // The server (the HTTP framework, the detectors' word lists) is loaded only by the commands that
+  // run it: every other command answers without its second or two of module loading.
+  const { startServer } = await import("../main.js");
   const server = await startServer(loadConfig(env));
   const shutdown = (signal: string) => {
     server.app.log.info({ signal }, "shutting down: finishing requests in flight");
@@ -337,6 +338,7 @@ async function upstream(args: string[], out: Out): Promise<void> {
   if (!Number.isInteger(latencyMs) || latencyMs < 0) {
     throw new UsageError([{ path: "--latency-ms", message: "must be a whole number" }]);
   }
+  const { startLocalUpstream } = await import("../local-upstream/server.js");
   const local = await startLocalUpstream({ port, host: text(values, "host") ?? "127.0.0.1", latencyMs });
   if (json) printJson(out, { data: { url: local.url } });
   else out.stdout(`guardrails: local upstream (echo model) at ${local.url}\n`);
