@@ -152,11 +152,9 @@ async function keys(sub: string | undefined, args: string[], out: Out): Promise<
     }
     const created = await withServices(({ deps, principal }) => {
       if (values.management === true) {
-        return createManagementKey(
-          deps,
-          deps.db,
-          principal.organizationId,
-          text(values, "name") ?? "CLI management key",
+        const name = text(values, "name") ?? "CLI management key";
+        return inTransaction(deps, (tx) =>
+          createManagementKey(deps, tx, principal.organizationId, name, principal.keyHash),
         );
       }
       const input = {
@@ -293,7 +291,7 @@ async function organizations(sub: string | undefined, args: string[], out: Out):
   const { values, json } = parse(args, { name: { type: "string" } });
   const name = text(values, "name");
   if (!name) throw new UsageError([{ path: "--name", message: "organizations create needs --name <name>" }]);
-  const made = await withServices(({ deps }) => createOrganization(deps, name));
+  const made = await withServices(({ deps }) => createOrganization(deps, name, CLI_KEY));
   const data = {
     id: made.organization.id,
     name: made.organization.name,
