@@ -231,7 +231,6 @@ describe("bad input is refused with the error body, stores nothing, and the serv
       ["GET", "/api/v1/nope"],
       ["POST", "/api/v1/guardrail"],
       ["GET", "/nope"],
-      ["GET", "/console/missing.js"],
       ["GET", "/api/v2/guardrails"],
       ["DELETE", "/api/v1/guardrails/a/b/c"],
     ] as const) {
@@ -247,6 +246,10 @@ describe("bad input is refused with the error body, stores nothing, and the serv
         });
       }
     }
+    // A file the console's route does not have is a missing resource of a route that exists: bare.
+    assert.deepEqual((await call(server, "GET", "/console/missing.js")).body, {
+      error: { code: 404, message: "Resource not found" },
+    });
   });
 
   it("a path with broken percent-encoding is 404 with the error body, not the framework's (docs/behaviour.md#error-messages)", async () => {
