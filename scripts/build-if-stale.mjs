@@ -1,6 +1,12 @@
 // `npm start` compiles only when a source changed since the last build, so a restart starts at once
 // instead of spending seconds in the compiler. The newest input is compared with the build's entry
-// point, which every build writes; the browser console is rebuilt with it.
+// point and the browser console's page, the first and the last thing a build writes, so a build
+// that stopped half-way is done again; the browser console is rebuilt with it.
+//
+// It is also the package's `prepare` script, which `npm ci` runs (a fresh clone comes out built).
+// `npx guardrails` runs it too: npx installs this very folder into its cache to link the package's
+// own bin, and runs `prepare` there. The command line must answer at once and never rewrite dist/
+// under a running server, so under npx (npm's `exec` command) nothing is built (README.md#quick-start).
 import { execFileSync } from "node:child_process";
 import { chmodSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -18,11 +24,16 @@ function newest(path) {
 
 function builtAt() {
   try {
-    return statSync(join(root, "dist", "cli", "main.js")).mtimeMs;
+    return Math.min(
+      statSync(join(root, "dist", "cli", "main.js")).mtimeMs,
+      statSync(join(root, "dist", "console", "index.html")).mtimeMs,
+    );
   } catch {
     return -1;
   }
 }
+
+if (process.env.npm_command === "exec") process.exit(0);
 
 const inputs = [
   "src",

@@ -4,8 +4,6 @@ import { loadConfig } from "../config.js";
 import { Catalog } from "../domain/catalog.js";
 import { AppError } from "../domain/errors.js";
 import { presentGuardrail } from "../domain/guardrail.js";
-import { startLocalUpstream } from "../local-upstream/server.js";
-import { startServer } from "../main.js";
 import { inTransaction, type Principal, type ServiceDeps, serviceDepsFor } from "../services/context.js";
 import { listWorkspaceGuardrails } from "../services/guardrails.js";
 import {
@@ -353,7 +351,7 @@ async function organizations(sub: string | undefined, args: string[], out: Out):
   const { values, json } = parse(args, { name: { type: "string" } });
   const name = text(values, "name");
   if (!name) throw new UsageError([{ path: "--name", message: "organizations create needs --name <name>" }]);
-  const made = await withServices(({ deps }) => createOrganization(deps, name));
+  const made = await withServices(({ deps }) => createOrganization(deps, name, CLI_KEY));
   const data = {
     id: made.organization.id,
     name: made.organization.name,
@@ -366,6 +364,9 @@ async function organizations(sub: string | undefined, args: string[], out: Out):
 async function serve(args: string[]): Promise<void> {
   const { json } = parse(args, {});
   const env = json ? { ...process.env, LOG_FORMAT: "json" } : process.env;
+  // The server (the HTTP framework, the detectors' word lists) is loaded only by the commands that
+  // run it: every other command answers without its second or two of module loading.
+  const { startServer } = await import("../main.js");
   const server = await startServer(loadConfig(env));
   const shutdown = (signal: string) => {
     server.app.log.info({ signal }, "shutting down: finishing requests in flight");
@@ -395,6 +396,7 @@ async function upstream(args: string[], out: Out): Promise<void> {
   if (!Number.isInteger(latencyMs) || latencyMs < 0) {
     throw new UsageError([{ path: "--latency-ms", message: "must be a whole number" }]);
   }
+  const { startLocalUpstream } = await import("../local-upstream/server.js");
   const local = await startLocalUpstream({ port, host: text(values, "host") ?? "127.0.0.1", latencyMs });
   if (json) printJson(out, { data: { url: local.url } });
   else out.stdout(`guardrails: local upstream (echo model) at ${local.url}\n`);
@@ -420,6 +422,16 @@ async function run(argv: string[], out: Out): Promise<void> {
   throw new UsageError([{ path: "", message: `unknown command: ${command}` }], USAGE);
 }
 
+/**
+ * The exit code of a failure (README.md#command-line): 2 for a misuse, which is what a 400 is
+ * wherever it was found (the arguments, or the services' checks of the values they carry), and 1
+ * for any other failure (an unknown hash, a conflict, a database that cannot be opened).
+ */
+function exitCode(err: unknown): number {
+  if (err instanceof UsageError) return 2;
+  return err instanceof AppError && err.status === 400 ? 2 : 1;
+}
+
 const argv = process.argv.slice(2);
 if (argv.includes("--help") || argv.includes("-h")) {
   processOut.stdout(`${USAGE}\n`);
@@ -433,6 +445,6 @@ if (argv.includes("--help") || argv.includes("-h")) {
     }
     // Exit now: a start that failed half-way may hold handles (a worker, a timer) that would keep
     // the process alive. Writes to pipes and terminals are synchronous, so nothing is lost.
-    process.exit(err instanceof UsageError ? 2 : 1);
+    process.exit(exitCode(err));
   });
 }

@@ -170,9 +170,43 @@ function bodyProblem(err: FastifyError): string {
   return "the body is not valid JSON";
 }
 
+/** At most this many characters of a path are named in a 404 or 405: enough to spot a typo. */
+const MAX_SHOWN_PATH = 200;
+/** A path segment longer than this is not shown in a 404 or 405 unless it is an id of ours. */
+const MAX_SHOWN_SEGMENT = 40;
+/** The ids paths carry: UUIDs and key hashes (hex). */
+const PATH_ID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64})$/i;
+/** The prefixes of API keys, ours and other services' (`sk-...`), and of bearer tokens. */
+const SECRET_LIKE = /^(?:sk[-_]|bearer)|sk-gr-/i;
+
+/**
+ * The path of a request as a 404 or 405 names it (docs/behaviour.md#unknown-routes): without its
+ * query string (where clients put keys), a segment that looks like a key masked as the log masks
+ * secrets, any other long segment (a pasted token of another shape) replaced by its length, the
+ * whole bounded.
+ */
+export function shownPath(url: string): string {
+  const query = url.indexOf("?");
+  const path = query < 0 ? url : url.slice(0, query);
+  const shown = path
+    .split("/")
+    .map((segment) => {
+      if (SECRET_LIKE.test(segment)) return "[REDACTED]";
+      if (segment.length <= MAX_SHOWN_SEGMENT || PATH_ID.test(segment)) return segment;
+      return `[${segment.length} characters]`;
+    })
+    .join("/");
+  return shown.length <= MAX_SHOWN_PATH ? shown : `${shown.slice(0, MAX_SHOWN_PATH)}...`;
+}
+
+/** What a 404 for a route this service does not have says (docs/behaviour.md#unknown-routes). */
+export function noSuchRoute(method: string, url: string): Record<string, unknown> {
+  return { reason: "no_such_route", method, path: shownPath(url), api_reference: "/docs" };
+}
+
 /**
  * Unknown routes answer 404, and a known path with another method 405 with an Allow header, both
- * with the error body.
+ * with the error body naming the method and path (docs/behaviour.md#unknown-routes).
  */
 export function installNotFoundHandler(app: FastifyInstance): void {
   const routes = new Map<string, Set<string>>();
@@ -188,15 +222,21 @@ export function installNotFoundHandler(app: FastifyInstance): void {
       regex: new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`),
       methods,
     }));
-    const path = (request.raw.url ?? "/").split("?")[0] ?? "/";
+    const url = request.raw.url ?? "/";
+    const path = url.split("?")[0] ?? "/";
     const allowed = new Set<string>();
     for (const p of patterns) if (p.regex.test(path)) for (const m of p.methods) allowed.add(m);
     if (allowed.size > 0) {
       const allow = [...allowed].sort();
       reply.header("allow", allow.join(", "));
-      return sendError(reply, "method_not_allowed", { allow });
+      return sendError(reply, "method_not_allowed", {
+        reason: "method_not_allowed",
+        method: request.method,
+        path: shownPath(url),
+        allow,
+      });
     }
-    return sendError(reply, "not_found");
+    return sendError(reply, "not_found", noSuchRoute(request.method, url));
   });
 }
 

@@ -17,7 +17,9 @@ export const LINGER_MS = 10_000;
  */
 export function installLingeringClose(app: FastifyInstance): void {
   app.addHook("onSend", (request, reply, payload, done) => {
-    if (!request.raw.complete) linger(request.raw, reply.raw);
+    // Checked on the request's headers too: an answer given in the same turn as the request arrived
+    // (a 401 from onRequest) sees even a bodiless GET as not yet complete.
+    if (!request.raw.complete && mayHaveBody(request.raw)) linger(request.raw, reply.raw);
     done(null, payload);
   });
 }
@@ -33,6 +35,12 @@ export function answeredEarly(socket: Socket): boolean {
   return (socket as Socket & { [ANSWERED_EARLY]?: boolean })[ANSWERED_EARLY] === true;
 }
 
+/** A request without a declared length or chunked framing has no body to wait for. */
+function mayHaveBody(request: IncomingMessage): boolean {
+  const length = request.headers["content-length"];
+  return request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
 function linger(request: IncomingMessage, response: ServerResponse): void {
   const socket = request.socket as Socket & { destroySoon?: () => void; [ANSWERED_EARLY]?: boolean };
   socket[ANSWERED_EARLY] = true;
@@ -44,7 +52,14 @@ function linger(request: IncomingMessage, response: ServerResponse): void {
   socket.destroySoon = () => socket.end();
   const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   timer.unref();
-  socket.once("close", () => clearTimeout(timer));
+  // Everything added to the socket is taken off again once the body is read: a keep-alive
+  // connection carries many early answers, and each would otherwise leave a listener behind
+  // (docs/behaviour.md#keep-alive-connections).
+  const done = () => {
+    clearTimeout(timer);
+    socket.removeListener("close", done);
+  };
+  socket.once("close", done);
   response.once("finish", () => {
     // Node drops the body's data listeners once the answer is sent; count what still arrives.
     let discarded = 0;
@@ -53,8 +68,11 @@ function linger(request: IncomingMessage, response: ServerResponse): void {
       if (discarded > LINGER_BYTES) socket.destroy();
     });
     request.once("end", () => {
-      clearTimeout(timer);
+      done();
       if (!response.shouldKeepAlive) socket.destroy();
+      // The connection goes on to its next request, which closes the way Node closes any.
+      // (The own property set above goes; the prototype's method shows through again.)
+      else Reflect.deleteProperty(socket, "destroySoon");
     });
   });
 }

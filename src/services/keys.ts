@@ -71,11 +71,17 @@ function newKeyRecord(
   };
 }
 
+/**
+ * Creates a management key with its audit entry, in the caller's transaction
+ * (docs/behaviour.md#audit-log). `actor` is who made it: `cli` for the command line, `system` for
+ * the service's own start-up.
+ */
 export async function createManagementKey(
   deps: ServiceDeps,
   db: Executor,
   organizationId: string,
   name: string,
+  actor: string,
   secret: string = generateSecret("management"),
 ): Promise<CreatedKey> {
   const record = newKeyRecord(deps, secret, {
@@ -86,6 +92,15 @@ export async function createManagementKey(
     member_user_id: null,
   });
   await insertKey(db, record);
+  const principal: Principal = { organizationId, keyHash: actor, kind: "management", workspaceId: null };
+  await recordAudit(deps, db, principal, {
+    action: "key.create",
+    resource_type: "key",
+    resource_id: record.hash,
+    before: null,
+    // The hash and label only, as for every key: the secret is never stored (docs/behaviour.md#key-secrets).
+    after: { ...auditedKey(record), kind: "management" },
+  });
   return { record, secret };
 }
 

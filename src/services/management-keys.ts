@@ -100,15 +100,8 @@ export async function issueManagementKey(
   name: string,
 ): Promise<CreatedKey> {
   return inTransaction(deps, async (tx) => {
-    const created = await createManagementKey(deps, tx, principal.organizationId, name);
-    await recordAudit(deps, tx, principal, {
-      action: "management_key.create",
-      resource_type: "management_key",
-      resource_id: created.record.hash,
-      before: null,
-      after: auditedManagementKey(created.record),
-    });
-    return created;
+    // The key's audit entry is written by createManagementKey, in this transaction.
+    return createManagementKey(deps, tx, principal.organizationId, name, principal.keyHash);
   });
 }
 
@@ -126,9 +119,16 @@ export async function rotateManagementKey(
     deps,
     async (tx) => {
       const revoked = await revokeIn(deps, tx, principal, hash, true);
-      const created = await createManagementKey(deps, tx, principal.organizationId, revoked.name);
+      const created = await createManagementKey(
+        deps,
+        tx,
+        principal.organizationId,
+        revoked.name,
+        principal.keyHash,
+      );
+      // Beside the new key's own key.create entry: which key it replaces.
       await recordAudit(deps, tx, principal, {
-        action: "management_key.create",
+        action: "management_key.rotate",
         resource_type: "management_key",
         resource_id: created.record.hash,
         before: null,

@@ -8,15 +8,20 @@ import {
   setDefaultWorkspace,
   type Workspace,
 } from "../storage/workspace-repo.js";
-import { isoNow, type ServiceDeps } from "./context.js";
+import { isoNow, recordAudit, type ServiceDeps } from "./context.js";
 import { type CreatedKey, createManagementKey, hashSecret } from "./keys.js";
 
 export const DEFAULT_WORKSPACE_NAME = "Default";
 
-/** Creates an organization with its default workspace and one management key, in one transaction. */
+/**
+ * Creates an organization with its default workspace and one management key, in one transaction,
+ * with the audit entries of the organization and of its key (docs/behaviour.md#audit-log). `actor`
+ * is who made it: `cli` for the command line, `system` (the default) for the service itself.
+ */
 export async function createOrganization(
   deps: ServiceDeps,
   name: string,
+  actor = "system",
 ): Promise<{ organization: Organization; workspace: Workspace; key: CreatedKey }> {
   return deps.transact(async (tx) => {
     const now = isoNow(deps);
@@ -37,7 +42,19 @@ export async function createOrganization(
     await insertWorkspace(tx, workspace);
     await setDefaultWorkspace(tx, organization.id, wsId);
     organization.default_workspace_id = wsId;
-    const key = await createManagementKey(deps, tx, organization.id, "Initial management key");
+    await recordAudit(
+      deps,
+      tx,
+      { organizationId: organization.id, keyHash: actor, kind: "management", workspaceId: null },
+      {
+        action: "organization.create",
+        resource_type: "organization",
+        resource_id: organization.id,
+        before: null,
+        after: { ...organization },
+      },
+    );
+    const key = await createManagementKey(deps, tx, organization.id, "Initial management key", actor);
     return { organization, workspace, key };
   });
 }
@@ -74,11 +91,17 @@ export async function bootstrap(
     // A revoked key is kept as a disabled row, so a leaked configured key is not made valid again here.
     const known = await findKeyByHash(deps.db, hashSecret(configuredKey));
     if (!known) {
-      await createManagementKey(deps, deps.db, organization.id, "GUARDRAILS_MANAGEMENT_KEY", configuredKey);
+      const id = organization.id;
+      await deps.transact((tx) =>
+        createManagementKey(deps, tx, id, "GUARDRAILS_MANAGEMENT_KEY", "system", configuredKey),
+      );
     } else if (known.disabled === 1) configuredKeyRevoked = true;
   } else if (createdSecret === undefined && (await countManagementKeys(deps.db)) === 0) {
-    createdSecret = (await createManagementKey(deps, deps.db, organization.id, "Initial management key"))
-      .secret;
+    const id = organization.id;
+    const made = await deps.transact((tx) =>
+      createManagementKey(deps, tx, id, "Initial management key", "system"),
+    );
+    createdSecret = made.secret;
   }
   return {
     organization,

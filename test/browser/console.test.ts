@@ -517,7 +517,15 @@ describe("the admin console in Chromium (README.md#admin-console)", {
 
   it("lists the management keys on the Keys page, revokes another one after asking, signs out when revoking its own, and keeps the last one (docs/behaviour.md#management-key-revocation)", async () => {
     const made = async (name: string) =>
-      (await createManagementKey(bench.server.deps, bench.server.deps.db, other.organizationId, name)).secret;
+      (
+        await createManagementKey(
+          bench.server.deps,
+          bench.server.deps.db,
+          other.organizationId,
+          name,
+          "system",
+        )
+      ).secret;
     const laptop = await made("laptop");
     const spare = await made("spare");
     await page.goto(`${bench.server.origin}/#/keys`);

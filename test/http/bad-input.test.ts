@@ -225,22 +225,31 @@ describe("bad input is refused with the error body, stores nothing, and the serv
     }
   });
 
-  it('an unknown route is 404 "Resource not found", with or without a key (docs/behaviour.md#error-messages)', async () => {
+  it('an unknown route is 404 "Resource not found" naming the method and path, with or without a key (docs/behaviour.md#error-messages; docs/behaviour.md#unknown-routes)', async () => {
     const org = await server.newOrg();
     for (const [method, path] of [
       ["GET", "/api/v1/nope"],
       ["POST", "/api/v1/guardrail"],
       ["GET", "/nope"],
-      ["GET", "/console/missing.js"],
       ["GET", "/api/v2/guardrails"],
       ["DELETE", "/api/v1/guardrails/a/b/c"],
     ] as const) {
       for (const key of [org.key, null]) {
         const res = await call(server, method, path, { key });
         assert.equal(res.status, 404, `${method} ${path}`);
-        assert.deepEqual(res.body, { error: { code: 404, message: "Resource not found" } });
+        assert.deepEqual(res.body, {
+          error: {
+            code: 404,
+            message: "Resource not found",
+            metadata: { reason: "no_such_route", method, path, api_reference: "/docs" },
+          },
+        });
       }
     }
+    // A file the console's route does not have is a missing resource of a route that exists: bare.
+    assert.deepEqual((await call(server, "GET", "/console/missing.js")).body, {
+      error: { code: 404, message: "Resource not found" },
+    });
   });
 
   it("a path with broken percent-encoding is 404 with the error body, not the framework's (docs/behaviour.md#error-messages)", async () => {

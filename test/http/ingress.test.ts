@@ -75,6 +75,12 @@ describe("ingress region (docs/behaviour.md#ingress-region)", () => {
       headers: { authorization: `Bearer ${org.key}` },
     });
     assert.equal(res.status, 404);
-    assert.deepEqual(await res.json(), { error: { code: 404, message: "Resource not found" } });
+    assert.deepEqual(await res.json(), {
+      error: {
+        code: 404,
+        message: "Resource not found",
+        metadata: { reason: "no_such_route", method: "GET", path: "/guardrails", api_reference: "/docs" },
+      },
+    });
   });
 });

@@ -31,7 +31,7 @@ const NOT_FOUND = { error: { code: 404, message: "Resource not found" } };
 
 /** A further management key of the organization, made as the command line makes one. */
 async function secondKey(server: TestServer, org: TestOrg, name = "second"): Promise<string> {
-  const made = await createManagementKey(server.deps, server.deps.db, org.organizationId, name);
+  const made = await createManagementKey(server.deps, server.deps.db, org.organizationId, name, "system");
   return made.secret;
 }
 

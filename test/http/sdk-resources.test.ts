@@ -414,11 +414,17 @@ describe(`the reference SDK @openrouter/sdk on every resource served, on ${TEST_
     assert.ok(missing instanceof NotFoundResponseError, String(missing));
   });
 
-  it("a call for something not served here is a 404 in the error envelope (docs/api.md#the-reference-sdk)", async () => {
+  it("a call for something not served here is a 404 in the error envelope naming the route (docs/api.md#the-reference-sdk; docs/behaviour.md#unknown-routes)", async () => {
     const org = await bench.server.newOrg();
     const err = await rejection(sdk(org.key).credits.getCredits());
     assert.ok(err instanceof OpenRouterError, String(err));
     assert.equal(err.statusCode, 404);
-    assert.deepEqual(JSON.parse(err.body), { error: { code: 404, message: "Resource not found" } });
+    assert.deepEqual(JSON.parse(err.body), {
+      error: {
+        code: 404,
+        message: "Resource not found",
+        metadata: { reason: "no_such_route", method: "GET", path: "/api/v1/credits", api_reference: "/docs" },
+      },
+    });
   });
 });

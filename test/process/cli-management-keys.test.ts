@@ -84,7 +84,7 @@ describe("management keys on the command line (docs/behaviour.md#management-key-
     assert.deepEqual(
       log.body.data.map((e: { action: string; resource_id: string }) => [e.action, e.resource_id]).sort(),
       [
-        ["management_key.create", sha256(secret)],
+        ["management_key.rotate", sha256(secret)],
         ["management_key.revoke", initial.hash],
         ["management_key.revoke", sha256(bench.mgmt)],
       ].sort(),
