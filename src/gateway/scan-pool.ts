@@ -137,6 +137,8 @@ export interface PoolStats {
   workers: number;
   /** Threads stopped for a time-out that have not ended yet. */
   stopping: number;
+  /** Workers started and free for a job. */
+  idle: number;
   busy: number;
   queued: number;
   /** Jobs handed to a worker since the pool started. */
@@ -216,12 +218,17 @@ export class ScanPool {
 
   stats(): PoolStats {
     let busy = 0;
-    for (const s of this.slots) if (s.job) busy++;
+    let idle = 0;
+    for (const s of this.slots) {
+      if (s.job) busy++;
+      else if (s.ready) idle++;
+    }
     let queued = 0;
     for (const s of this.shares.values()) queued += s.queue.length;
     return {
       workers: this.slots.size,
       stopping: this.stopping.size,
+      idle,
       busy,
       queued,
       started: this.dispatched,
