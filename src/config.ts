@@ -6,7 +6,12 @@ import Type, { type Static } from "typebox";
 import { DEFAULT_OUTPUT_ALLOWANCE, type OutputAllowance } from "./domain/budget-admission.js";
 import { type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
 import { type AlertSettings, DEFAULT_ALERT_SETTINGS } from "./gateway/budget-alerts.js";
-import { DEFAULT_SCAN_SETTINGS, type ScanSettings } from "./gateway/scan-request.js";
+import {
+  DEFAULT_ORG_QUEUED_CHARS,
+  DEFAULT_SCAN_SETTINGS,
+  defaultOrgWorkers,
+  type ScanSettings,
+} from "./gateway/scan-request.js";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "./http/receive-timeout.js";
 import { DEFAULT_POSTGRES_OPTIONS, type PostgresOptions } from "./storage/ports.js";
 
@@ -280,6 +285,23 @@ function alertSettings(env: NodeJS.ProcessEnv): AlertSettings {
   };
 }
 
+/** Each organization's share of the scan workers (docs/gateway.md#fair-share). */
+function scanShares(
+  env: NodeJS.ProcessEnv,
+  workers: number,
+): Pick<ScanSettings, "orgWorkers" | "orgQueuedChars"> {
+  return {
+    orgWorkers: integer(env, "GUARDRAILS_SCAN_ORG_WORKERS", defaultOrgWorkers(workers), 1, workers),
+    orgQueuedChars: integer(
+      env,
+      "GUARDRAILS_SCAN_ORG_QUEUED_CHARS",
+      DEFAULT_ORG_QUEUED_CHARS,
+      1,
+      1024 * 1024 * 1024,
+    ),
+  };
+}
+
 /** Reads the configuration from an environment (process.env in main.ts, a literal object in tests). */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const port = integer(env, "PORT", 8080, 0, 65535);
@@ -352,6 +374,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         64 * 1024 * 1024,
       ),
       workers: integer(env, "GUARDRAILS_SCAN_WORKERS", DEFAULT_SCAN_SETTINGS.workers, 1, 64),
+      ...scanShares(env, integer(env, "GUARDRAILS_SCAN_WORKERS", DEFAULT_SCAN_SETTINGS.workers, 1, 64)),
     },
     output: {
       defaultTokens: integer(

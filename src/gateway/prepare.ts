@@ -114,7 +114,7 @@ export async function prepareRequest(
   const scan =
     earlier?.decision.scan ??
     (gw.services.catalog.findModel(body.model)
-      ? await gw.scanner.scanLarge(policy, applied, filters, texts)
+      ? await gw.scanner.scanLarge(policy, applied, filters, texts, key.organization_id)
       : undefined);
   const decision = decide({
     model: body.model,

@@ -3,7 +3,7 @@ import type { ChatText } from "../domain/chat-texts.js";
 import type { ContentFilters, ScanResult } from "../domain/content-scan.js";
 import { AppError } from "../domain/errors.js";
 import type { AppliedGuardrail } from "../domain/policy.js";
-import { type FilterSpec, ScanBusy, ScanPool, ScanTimeout } from "./scan-pool.js";
+import { type FilterSpec, type PoolStats, packTexts, ScanBusy, ScanPool, ScanTimeout } from "./scan-pool.js";
 
 /** Where and how long a request's content scan may run (docs/configuration.md, docs/gateway.md#large-scans). */
 export interface ScanSettings {
@@ -13,7 +13,22 @@ export interface ScanSettings {
   workerChars: number;
   /** Worker threads for large scans. */
   workers: number;
+  /**
+   * Workers one organization may hold at once (default: all but one, at least one), so another
+   * organization always finds one (docs/gateway.md#fair-share).
+   */
+  orgWorkers?: number;
+  /** Characters of text one organization may have waiting for a worker (docs/gateway.md#fair-share). */
+  orgQueuedChars?: number;
 }
+
+/** Workers one organization may hold by default: all but one, so another organization always finds one. */
+export function defaultOrgWorkers(workers: number): number {
+  return Math.max(1, workers - 1);
+}
+
+/** Four bodies of the default size limit waiting per organization; more would outwait the queue's time limit. */
+export const DEFAULT_ORG_QUEUED_CHARS = 4 * 1024 * 1024;
 
 export const DEFAULT_SCAN_SETTINGS: ScanSettings = {
   timeoutMs: 5_000,
@@ -30,6 +45,17 @@ export const DEFAULT_SCAN_SETTINGS: ScanSettings = {
  * than about 30 ms on one request's scan (bench/scan-cost.ts).
  */
 const BUILTIN_WEIGHT = 16;
+
+/**
+ * What one text costs the scan beyond its characters, in characters: each text is a round of every
+ * filter (a detector call, an RE2 call per pattern, its spans and counts), measured at about 2.6 µs
+ * under the nine builtins. The threshold is set on the builtins' worst text, about 0.2 µs a
+ * character, so a text costs some 13 of them; 64 leaves room for texts that cost more and for the
+ * work per text around the scan (collecting, packing for the worker). So a body of tens of
+ * thousands of tiny texts, whose characters alone stay under the threshold, is scanned in a worker
+ * too (docs/gateway.md#fair-share).
+ */
+export const TEXT_CHARS = 64;
 
 /** A guardrail stored with a pattern that does not compile here: the request is refused, never scanned without it. */
 function refuseBroken(filters: ContentFilters, applied: AppliedGuardrail[]): void {
@@ -63,27 +89,52 @@ export class Scanner {
     readonly settings: ScanSettings,
     private readonly inProcess = false,
   ) {
-    this.pool = new ScanPool(settings.workers, settings.timeoutMs);
+    this.pool = new ScanPool({
+      size: settings.workers,
+      timeoutMs: settings.timeoutMs,
+      orgWorkers: settings.orgWorkers ?? defaultOrgWorkers(settings.workers),
+      orgQueuedChars: settings.orgQueuedChars ?? DEFAULT_ORG_QUEUED_CHARS,
+    });
   }
 
-  private offload(filters: ContentFilters, texts: ChatText[]): boolean {
+  /** The pool's counters: where scans ran, how many timed out or were refused (tests, benches). */
+  stats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  /**
+   * Whether the scan goes to a worker: its characters and its texts, weighed by the policy's filters,
+   * reach what the event loop may spend on one request (docs/gateway.md#fair-share).
+   */
+  offload(filters: ContentFilters, texts: ChatText[]): boolean {
     if (this.inProcess) return false;
     const weight = (filters.builtins.length > 0 ? BUILTIN_WEIGHT : 0) + filters.customCost;
     let chars = 0;
-    for (const t of texts) chars += t.text.length;
-    return weight > 0 && chars > 0 && chars * weight >= this.settings.workerChars * BUILTIN_WEIGHT;
+    let scanned = 0;
+    for (const t of texts) {
+      if (t.text.length === 0) continue;
+      chars += t.text.length;
+      scanned++;
+    }
+    return (
+      weight > 0 &&
+      chars > 0 &&
+      (chars + scanned * TEXT_CHARS) * weight >= this.settings.workerChars * BUILTIN_WEIGHT
+    );
   }
 
   /**
    * Refuses a request whose filters cannot all be compiled, then scans a large request in a
    * worker. Returns undefined when the scan is small enough for the decision to run it in place.
-   * Fails closed: a scan over its time budget is a 413 and nothing is forwarded.
+   * Fails closed: a scan over its time budget is a 413 and nothing is forwarded. `org` is the
+   * organization whose key sent the request: its share of the workers (docs/gateway.md#fair-share).
    */
   async scanLarge(
     spec: FilterSpec,
     applied: AppliedGuardrail[],
     filters: ContentFilters,
     texts: ChatText[],
+    org: string,
   ): Promise<ScanResult | undefined> {
     refuseBroken(filters, applied);
     if (!this.offload(filters, texts)) return undefined;
@@ -92,16 +143,10 @@ export class Scanner {
       key = `f${this.nextKey++}`;
       this.keys.set(filters, key);
     }
-    const jobTexts = texts.map((t) => ({
-      text: t.text,
-      role: t.role,
-      json: t.json,
-      message: t.message,
-      kind: t.kind,
-    }));
+    const packed = packTexts(texts);
     let reply: Awaited<ReturnType<ScanPool["run"]>>;
     try {
-      reply = await this.pool.run(key, spec, jobTexts);
+      reply = await this.pool.run(org, key, spec, packed);
     } catch (err) {
       if (err instanceof ScanTimeout) {
         throw new AppError(
@@ -109,12 +154,19 @@ export class Scanner {
           {
             reason: "scan_time_exceeded",
             time_budget_ms: this.settings.timeoutMs,
-            characters: jobTexts.reduce((n, t) => n + t.text.length, 0),
+            characters: packed.joined.length,
           },
           `Request too large to scan: this key's content filters did not finish within ${this.settings.timeoutMs} ms`,
         );
       }
       if (err instanceof ScanBusy) {
+        if (err.share) {
+          throw new AppError("scan_busy", {
+            reason: "organization_share_full",
+            queued_characters: err.share.queuedChars,
+            queued_characters_limit: err.share.limitChars,
+          });
+        }
         throw new AppError("scan_busy", { reason: "scan_capacity", time_budget_ms: this.settings.timeoutMs });
       }
       throw err;

@@ -2,7 +2,7 @@ import { parentPort } from "node:worker_threads";
 import type { ChatText } from "../domain/chat-texts.js";
 import { type ContentFilters, compileFilters, scanTexts } from "../domain/content-scan.js";
 import { DETECTORS } from "../domain/detectors/index.js";
-import type { ScanJob, ScanReply, ScanStarted } from "./scan-pool.js";
+import { type ScanJob, type ScanReply, type ScanStarted, unpackTexts } from "./scan-pool.js";
 
 /**
  * A scan worker (scan-pool.ts): compiles each policy's filters once, with the same function as the
@@ -25,7 +25,7 @@ function filtersFor(job: ScanJob): ContentFilters {
 function scan(job: ScanJob): ScanReply {
   try {
     // The scan reads a text's text, role, json, message and kind only, and hands the same objects back.
-    const texts = job.texts as unknown as ChatText[];
+    const texts = unpackTexts(job.texts) as unknown as ChatText[];
     const filters = filtersFor(job);
     // The scan's time budget starts now, not while the filters compiled (scan-pool.ts).
     const started: ScanStarted = { id: job.id, started: true };
