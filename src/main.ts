@@ -114,6 +114,16 @@ export async function startServer(
   ];
   const regionListeners: RegionListener[] = [];
   const regionAddresses: RunningServer["regionAddresses"] = {};
+  /** Stops what the start opened, in the reverse order of opening. */
+  const closeAll = async () => {
+    clearInterval(sweep);
+    await Promise.all(regionListeners.map((l) => l.close()));
+    await app.close();
+    await upstreams.close();
+    await echo?.close();
+    await listener?.close();
+    await database.close();
+  };
   try {
     for (const [region, at] of Object.entries(config.regionListeners)) {
       const listening = await regionListener(app, region as "europe" | "us", at);
@@ -122,13 +132,7 @@ export async function startServer(
     }
   } catch (err) {
     // A region that cannot listen stops the start: serving without it would send its clients elsewhere.
-    clearInterval(sweep);
-    await Promise.all(regionListeners.map((l) => l.close()));
-    await app.close();
-    await upstreams.close();
-    await echo?.close();
-    await listener?.close();
-    await database.close();
+    await closeAll();
     throw err;
   }
   if (config.regionFrom === "listener") {
@@ -175,15 +179,7 @@ export async function startServer(
     address,
     regionAddresses,
     stop() {
-      stopping ??= (async () => {
-        clearInterval(sweep);
-        await Promise.all(regionListeners.map((l) => l.close()));
-        await app.close();
-        await upstreams.close();
-        await echo?.close();
-        await listener?.close();
-        await database.close();
-      })();
+      stopping ??= closeAll();
       return stopping;
     },
   };

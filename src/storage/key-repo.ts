@@ -26,17 +26,16 @@ export async function findOrganizationKey(
     .executeTakeFirst();
 }
 
-export async function listInferenceKeys(
-  db: Executor,
-  organizationId: string,
-  page: { offset: number; limit: number; workspaceId?: string; includeDisabled?: boolean },
+/** An organization's keys of one kind, as a query the lists narrow further. */
+function keysOfKind(db: Executor, organizationId: string, kind: "inference" | "management") {
+  return db.selectFrom("keys").where("organization_id", "=", organizationId).where("kind", "=", kind);
+}
+
+/** A page of keys, oldest first (ties by hash), with the count of every key the query selects. */
+async function pageOfKeys(
+  base: ReturnType<typeof keysOfKind>,
+  page: { offset: number; limit: number },
 ): Promise<{ items: KeyRecord[]; total: number }> {
-  let base = db
-    .selectFrom("keys")
-    .where("organization_id", "=", organizationId)
-    .where("kind", "=", "inference");
-  if (page.workspaceId !== undefined) base = base.where("workspace_id", "=", page.workspaceId);
-  if (page.includeDisabled === false) base = base.where("disabled", "=", 0);
   const items = await base
     .selectAll()
     .orderBy("created_at", "asc")
@@ -48,6 +47,17 @@ export async function listInferenceKeys(
   return { items, total: Number(count.n) };
 }
 
+export async function listInferenceKeys(
+  db: Executor,
+  organizationId: string,
+  page: { offset: number; limit: number; workspaceId?: string; includeDisabled?: boolean },
+): Promise<{ items: KeyRecord[]; total: number }> {
+  let base = keysOfKind(db, organizationId, "inference");
+  if (page.workspaceId !== undefined) base = base.where("workspace_id", "=", page.workspaceId);
+  if (page.includeDisabled === false) base = base.where("disabled", "=", 0);
+  return pageOfKeys(base, page);
+}
+
 /**
  * An organization's management keys that still authenticate, oldest first; a revoked one stays as a
  * disabled row (docs/behaviour.md#management-key-revocation) and is not listed.
@@ -57,20 +67,8 @@ export async function listActiveManagementKeys(
   organizationId: string,
   page: { offset: number; limit: number },
 ): Promise<{ items: KeyRecord[]; total: number }> {
-  const base = db
-    .selectFrom("keys")
-    .where("organization_id", "=", organizationId)
-    .where("kind", "=", "management")
-    .where("disabled", "=", 0);
-  const items = await base
-    .selectAll()
-    .orderBy("created_at", "asc")
-    .orderBy("hash", "asc")
-    .offset(page.offset)
-    .limit(page.limit)
-    .execute();
-  const count = await base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-  return { items, total: Number(count.n) };
+  const base = keysOfKind(db, organizationId, "management").where("disabled", "=", 0);
+  return pageOfKeys(base, page);
 }
 
 /**
