@@ -70,7 +70,7 @@ describe("texts cross to a worker packed (docs/gateway.md#fair-share)", () => {
       { text: "last", role: "user", json: false, message: 3, kind: "key" },
     ];
     const packed = packTexts(texts);
-    assert.equal(packed.roles.length, 3);
+    assert.equal(packed.roles.length, 4);
     assert.deepEqual(unpackTexts(structuredClone(packed)), texts);
   });
 });

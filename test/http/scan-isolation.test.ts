@@ -106,7 +106,7 @@ describe("large scans run off the event loop (docs/gateway.md#large-scans)", () 
 describe("the scan time budget (docs/gateway.md#large-scans)", () => {
   let bench: GatewayBench;
   before(async () => {
-    // Every scan goes to a worker, with a budget far below what the costly 128 KiB scan needs
+    // Every scan goes to a worker, with a budget far below what the costly 768 KiB scan needs
     // (seconds) and far above what a short question needs even on a loaded machine (microseconds,
     // plus compiling the patterns in a fresh worker). Two workers, one per organization at most
     // (docs/gateway.md#fair-share).
@@ -133,7 +133,7 @@ describe("the scan time budget (docs/gateway.md#large-scans)", () => {
     }
     assert.equal(warm.status, 200, warm.text);
     const before = bench.received.length;
-    const prompt = adversarial(128 * 1024);
+    const prompt = adversarial(768 * 1024);
     const res = await chat(bench.server, key.secret, ask(prompt));
     assert.equal(res.status, 413, res.text.slice(0, 500));
     assert.equal(res.body.error.code, 413);
