@@ -231,7 +231,7 @@ function withCharset(type: string): string {
 
 /**
  * Pipes a stream of server-sent events to the client. When the client goes away first, the stream
- * is destroyed, which stops the upstream (complete.ts's relay); when the stream fails after its
+ * is destroyed, which stops the upstream (src/gateway/relay.ts); when the stream fails after its
  * headers went out, the connection is cut, as nothing else can say so.
  */
 function relay(stream: Readable, response: ServerResponse): void {
