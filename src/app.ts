@@ -14,6 +14,7 @@ import { type AlertSettings, BudgetAlerts, DEFAULT_ALERT_SETTINGS } from "./gate
 import { GatewayMetrics } from "./gateway/metrics.js";
 import type { GatewayDeps } from "./gateway/prepare.js";
 import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/scan-request.js";
+import { chatSurface } from "./gateway/surfaces/index.js";
 import type { Upstreams } from "./gateway/upstream.js";
 import { type AuthThrottle, installAuth } from "./http/auth.js";
 import { consoleRoutes } from "./http/console.js";
@@ -44,7 +45,6 @@ import { usageRoutes } from "./http/routes/usage.js";
 import { workspaceBudgetRoutes } from "./http/routes/workspace-budgets.js";
 import { workspaceMemberRoutes } from "./http/routes/workspace-members.js";
 import { workspaceRoutes } from "./http/routes/workspaces.js";
-import { ChatCompletionRequest } from "./http/schemas/chat.js";
 import { ErrorBody } from "./http/schemas/common.js";
 import type { ServiceDeps } from "./services/context.js";
 import { renameZdrFamilies } from "./services/zdr-families.js";
@@ -269,7 +269,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     gw: gateway,
     bodyLimit,
     regionOf,
-    validate: strict.compile(ChatCompletionRequest),
+    validate: strict.compile(chatSurface.requestSchema),
     log: app.log,
     closing: () => closing,
   });

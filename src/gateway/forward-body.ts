@@ -1,5 +1,3 @@
-import type { ChatBody } from "../domain/chat-texts.js";
-
 /**
  * The request body sent to the provider. When nothing but the model changes (no redaction, no output
  * cap, no stream option added), it is the client's own JSON text with the top-level `model` value
@@ -10,8 +8,8 @@ import type { ChatBody } from "../domain/chat-texts.js";
  */
 export function forwardedText(
   sent: string | undefined,
-  body: ChatBody,
-  forwarded: ChatBody,
+  body: object,
+  forwarded: object,
   model: string,
 ): string {
   if (sent !== undefined && forwarded === body) {

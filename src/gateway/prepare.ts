@@ -1,6 +1,6 @@
 import type { OutputAllowance } from "../domain/budget-admission.js";
 import type { Region } from "../domain/catalog.js";
-import { type ChatBody, type ChatText, collectTexts, replaceTexts } from "../domain/chat-texts.js";
+import type { ChatText } from "../domain/chat-texts.js";
 import type { BuiltinSlug } from "../domain/content-filters.js";
 import { type ContentFilters, compileFilters, type Detector } from "../domain/content-scan.js";
 import { type Decision, decide } from "../domain/decision.js";
@@ -11,6 +11,7 @@ import type { BudgetAlerts } from "./budget-alerts.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { Scanner } from "./scan-request.js";
 import { readUsage } from "./spend.js";
+import type { Surface } from "./surfaces/surface.js";
 import type { Upstreams } from "./upstream.js";
 
 /** What the governed request path needs, built once in main.ts (or by a test). */
@@ -44,11 +45,13 @@ function filtersOf(gw: GatewayDeps, policy: EffectivePolicy): ContentFilters {
   return filters;
 }
 
-export interface Prepared {
+export interface Prepared<Body extends object> {
   decision: Decision;
   texts: ChatText[];
+  /** The request's message count, as the decision took it. */
+  messageCount: number;
   /** The body as it would be forwarded: texts redacted, nothing else changed. */
-  redacted: ChatBody;
+  redacted: Body;
   /** Settled spend and open reservations per budget layer. */
   spent: number[];
   reserved: number[];
@@ -58,32 +61,14 @@ export interface Prepared {
  * The output limit to forward, when the budgets admitted fewer tokens than the request would
  * otherwise be allowed (its own max_tokens, or the model's whole output): null when nothing changes.
  */
-export function outputCap(
-  body: ChatBody,
+export function outputCap<Body extends object>(
+  surface: Surface<Body>,
+  body: Body,
   model: { max_output_tokens: number },
   tokens: number,
 ): number | null {
-  const asked = maxOutputTokens(body) ?? model.max_output_tokens;
+  const asked = surface.maxOutputTokens(body) ?? model.max_output_tokens;
   return tokens < asked ? tokens : null;
-}
-
-/**
- * The body with its output capped: the limit fields it set are lowered, and `max_tokens` is set
- * when it set neither (the field every OpenAI-compatible provider reads).
- */
-export function withOutputCap(body: ChatBody, cap: number | null): ChatBody {
-  if (cap === null) return body;
-  const capped: ChatBody = { ...body };
-  const hasCompletion = typeof body.max_completion_tokens === "number";
-  const hasTokens = typeof body.max_tokens === "number";
-  if (hasCompletion) capped.max_completion_tokens = cap;
-  if (hasTokens || !hasCompletion) capped.max_tokens = cap;
-  return capped;
-}
-
-export function maxOutputTokens(body: ChatBody): number | null {
-  const value = body.max_completion_tokens ?? body.max_tokens;
-  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
 }
 
 /**
@@ -93,14 +78,15 @@ export function maxOutputTokens(body: ChatBody): number | null {
  * `earlier` is this request's first preparation: deciding again (on the budgets) reuses its texts
  * and scan instead of scanning the request a second time.
  */
-export async function prepareRequest(
+export async function prepareRequest<Body extends object>(
   gw: GatewayDeps,
+  surface: Surface<Body>,
   keyPolicy: KeyPolicy,
-  body: ChatBody,
+  body: Body,
   ingress: Region,
   readBudgets: boolean,
-  earlier?: Prepared,
-): Promise<Prepared> {
+  earlier?: Prepared<Body>,
+): Promise<Prepared<Body>> {
   const { key, policy, applied } = keyPolicy;
   const now = gw.services.now();
   const usage =
@@ -108,19 +94,21 @@ export async function prepareRequest(
       ? await readUsage(gw.services, key, policy, now)
       : { spent: policy.budgets.map(() => 0), reserved: policy.budgets.map(() => 0) };
   const started = process.hrtime.bigint();
-  const texts = earlier?.texts ?? collectTexts(body);
+  const texts = earlier?.texts ?? surface.collectTexts(body);
   const filters = filtersOf(gw, policy);
+  const model = surface.model(body);
+  const messageCount = surface.messageCount(body);
   // A model that does not exist is refused before any scan.
   const scan =
     earlier?.decision.scan ??
-    (gw.services.catalog.findModel(body.model)
+    (gw.services.catalog.findModel(model)
       ? await gw.scanner.scanLarge(policy, applied, filters, texts, key.organization_id)
       : undefined);
   const decision = decide({
-    model: body.model,
+    model,
     texts,
-    messageCount: body.messages.length,
-    maxOutputTokens: maxOutputTokens(body),
+    messageCount,
+    maxOutputTokens: surface.maxOutputTokens(body),
     ingress,
     applied,
     policy,
@@ -133,7 +121,7 @@ export async function prepareRequest(
     catalog: gw.services.catalog,
     unavailableProviders: gw.upstreams.unavailable,
   });
-  const redacted = replaceTexts(body, decision.scan.replacements, texts);
+  const redacted = surface.replaceTexts(body, decision.scan.replacements, texts);
   gw.metrics.decisionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-  return { decision, texts, redacted, spent: usage.spent, reserved: usage.reserved };
+  return { decision, texts, messageCount, redacted, spent: usage.spent, reserved: usage.reserved };
 }

@@ -3,8 +3,8 @@ import { errors, Pool } from "undici";
 import type { Provider } from "../domain/catalog.js";
 
 /**
- * Calls to the upstream providers: one keep-alive connection pool per provider, OpenAI-compatible
- * `POST /chat/completions`. Failures come back as values with a kind, so the caller decides the
+ * Calls to the upstream providers: one keep-alive connection pool per provider, `POST` to the
+ * provider's base URL followed by the governed API's path (a surface's `upstreamPath`). Failures come back as values with a kind, so the caller decides the
  * answer (502, 504) and releases what it reserved.
  */
 
@@ -29,7 +29,10 @@ export class UpstreamFailure extends Error {
 interface ProviderClient {
   provider: Provider;
   pool: Pool;
-  path: string;
+  /** The base URL's path, without a trailing slash. */
+  base: string;
+  /** The full request path per API path, built once each. */
+  paths: Map<string, string>;
   authorization: string | undefined;
 }
 
@@ -52,7 +55,8 @@ export class Upstreams {
       this.clients.set(provider.id, {
         provider,
         pool: new Pool(url.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
-        path: `${url.pathname.replace(/\/+$/, "")}/chat/completions`,
+        base: url.pathname.replace(/\/+$/, ""),
+        paths: new Map(),
         authorization: key ? `Bearer ${key}` : undefined,
       });
     }
@@ -67,10 +71,18 @@ export class Upstreams {
     return this.clients.get(providerId)?.provider.timeout_ms ?? 60_000;
   }
 
-  /** Sends a chat completion; resolves once the upstream's status and headers have arrived. */
-  async send(providerId: string, body: string, signal?: AbortSignal): Promise<UpstreamReply> {
+  /**
+   * Sends a request to the API at `path` under the provider's base URL ("/chat/completions");
+   * resolves once the upstream's status and headers have arrived.
+   */
+  async send(providerId: string, path: string, body: string, signal?: AbortSignal): Promise<UpstreamReply> {
     const client = this.clients.get(providerId);
     if (!client) throw new UpstreamFailure("connect", providerId);
+    let fullPath = client.paths.get(path);
+    if (fullPath === undefined) {
+      fullPath = `${client.base}${path}`;
+      client.paths.set(path, fullPath);
+    }
     const timeout = client.provider.timeout_ms;
     const headers: Record<string, string> = {
       "content-type": "application/json",
@@ -79,7 +91,7 @@ export class Upstreams {
     if (client.authorization) headers.authorization = client.authorization;
     try {
       const response = await client.pool.request({
-        path: client.path,
+        path: fullPath,
         method: "POST",
         headers,
         body,

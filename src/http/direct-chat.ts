@@ -6,11 +6,12 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Region } from "../domain/catalog.js";
 import type { ChatBody } from "../domain/chat-texts.js";
 import { AppError } from "../domain/errors.js";
-import { completeChat, type GatewayAnswer, type GatewayLog } from "../gateway/complete.js";
+import { completeGoverned, type GatewayAnswer, type GatewayLog } from "../gateway/complete.js";
 import type { GatewayDeps } from "../gateway/prepare.js";
+import { chatSurface } from "../gateway/surfaces/index.js";
 import { authenticateCached } from "../services/authenticate.js";
 import { errorAnswer, issuesFromValidation, timedOut } from "./errors.js";
-import { CHAT_COMPLETIONS_ROUTE, readJsonBody } from "./json-parser.js";
+import { readJsonBody } from "./json-parser.js";
 import { writeRequestLine } from "./request-log.js";
 
 /** What the route served from Node's server needs; everything else it shares with the app. */
@@ -42,8 +43,7 @@ export class DirectChat {
 
   /** Serves the request and returns true, or returns false and leaves it to the app. */
   take(request: IncomingMessage, response: ServerResponse): boolean {
-    if (request.method !== "POST" || request.url !== CHAT_COMPLETIONS_ROUTE || this.deps.closing())
-      return false;
+    if (request.method !== "POST" || request.url !== chatSurface.route || this.deps.closing()) return false;
     const headers = request.headers;
     if (!isJson(headers["content-type"]) || headers["content-encoding"] !== undefined) return false;
     if (headers["transfer-encoding"] !== undefined) return false;
@@ -120,9 +120,11 @@ class Exchange implements GatewayLog {
         issues: issuesFromValidation(validate.errors ?? [], "body", false),
       });
     }
-    const answer = await completeChat(
+    const answer = await completeGoverned(
       gw,
+      chatSurface,
       this.keyHash,
+      // The app's own validator of the surface's schema has just checked it.
       { body: parsed as ChatBody, text },
       this.deps.regionOf(this.request),
       this.id,
@@ -229,7 +231,7 @@ function withCharset(type: string): string {
 
 /**
  * Pipes a stream of server-sent events to the client. When the client goes away first, the stream
- * is destroyed, which stops the upstream (complete.ts's relay); when the stream fails after its
+ * is destroyed, which stops the upstream (src/gateway/relay.ts); when the stream fails after its
  * headers went out, the connection is cut, as nothing else can say so.
  */
 function relay(stream: Readable, response: ServerResponse): void {

@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
 import { MAX_NESTING } from "../domain/chat-texts.js";
 import { AppError } from "../domain/errors.js";
+import { FORWARDED_ROUTES } from "../gateway/surfaces/index.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -28,7 +29,7 @@ export function installJsonParser(app: FastifyInstance): void {
         read = readJsonBody(
           body as Buffer,
           request.headers["content-encoding"],
-          request.routeOptions.url !== CHAT_COMPLETIONS_ROUTE,
+          !FORWARDED_ROUTES.has(request.routeOptions.url ?? ""),
         );
       } catch (err) {
         done(err as Error);
@@ -112,9 +113,6 @@ export function readJsonBody(buffer: Buffer, contentEncoding: string | undefined
   if (problem !== undefined) throw new AppError("invalid_request", { issues: [problem] });
   return { parsed, text };
 }
-
-/** The one route whose JSON bodies are forwarded, never stored. */
-export const CHAT_COMPLETIONS_ROUTE = "/api/v1/chat/completions";
 
 /**
  * Whether a JSON text could hold a `__proto__` or `constructor` key. secure-json-parse finds them

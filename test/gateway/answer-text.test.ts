@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { completeAnswerText } from "../../src/gateway/response-fields.js";
+import { completeAnswerText } from "../../src/gateway/surfaces/chat/response-fields.js";
 
 /** The answer sent for an upstream's JSON answer (docs/gateway.md#answer-fields). */
 describe("answer fields filled on the upstream's text (docs/gateway.md#answer-fields)", () => {

@@ -2,7 +2,7 @@ import "../helpers/property-seed.js";
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import fc from "fast-check";
-import { type ChunkFacts, ChunkReader, parseChunk } from "../../src/gateway/stream-chunks.js";
+import { type ChunkFacts, ChunkReader, parseChunk } from "../../src/gateway/surfaces/chat/stream-chunks.js";
 
 /**
  * The relay reads each event of a streamed answer for its usage, its text's bytes and what to send

@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
-import { completeChat } from "../../gateway/complete.js";
+import { completeGoverned } from "../../gateway/complete.js";
 import type { GatewayDeps } from "../../gateway/prepare.js";
+import { ChatCompletionRequest } from "../../gateway/surfaces/chat/schema.js";
+import { chatSurface } from "../../gateway/surfaces/index.js";
 import { principalOf } from "../auth.js";
-import { ChatCompletionRequest } from "../schemas/chat.js";
 import { errorResponses } from "../schemas/common.js";
 import { asSent, ChatCompletionResponse } from "../schemas/responses.js";
 
@@ -11,7 +12,7 @@ import { asSent, ChatCompletionResponse } from "../schemas/responses.js";
 export function chatCompletionRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
-    "/api/v1/chat/completions",
+    chatSurface.route,
     {
       config: { auth: "inference" },
       ...asSent,
@@ -34,8 +35,9 @@ export function chatCompletionRoutes(parent: FastifyInstance, gw: GatewayDeps): 
       },
     },
     async (request, reply) => {
-      const answer = await completeChat(
+      const answer = await completeGoverned(
         gw,
+        chatSurface,
         principalOf(request).keyHash,
         { body: request.body, text: request.jsonText },
         request.ingressRegion,

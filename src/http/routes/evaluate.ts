@@ -3,7 +3,8 @@ import type { FastifyInstance } from "fastify";
 import type { ChatBody } from "../../domain/chat-texts.js";
 import { ERROR_CODES, notFound } from "../../domain/errors.js";
 import { microsToUsd } from "../../domain/money.js";
-import { type GatewayDeps, outputCap, prepareRequest, withOutputCap } from "../../gateway/prepare.js";
+import { type GatewayDeps, outputCap, prepareRequest } from "../../gateway/prepare.js";
+import { chatSurface } from "../../gateway/surfaces/index.js";
 import { resolveKeyPolicy } from "../../services/effective-policy.js";
 import { principalOf } from "../auth.js";
 import { EvaluateRequest } from "../schemas/chat.js";
@@ -38,11 +39,19 @@ export function evaluateRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
       if (!keyPolicy || keyPolicy.key.organization_id !== principal.organizationId) throw notFound();
       const { key_hash: _key, ingress_region, ...rest } = input;
       const body: ChatBody = rest;
-      const prepared = await prepareRequest(gw, keyPolicy, body, ingress_region ?? "global", true);
+      const prepared = await prepareRequest(
+        gw,
+        chatSurface,
+        keyPolicy,
+        body,
+        ingress_region ?? "global",
+        true,
+      );
       const d = prepared.decision;
       const first = d.violations[0];
       // The cap the budgets would set on the forwarded request, judged on the usage read now.
-      const cap = d.model && d.admission?.admitted ? outputCap(body, d.model, d.admission.tokens) : null;
+      const cap =
+        d.model && d.admission?.admitted ? outputCap(chatSurface, body, d.model, d.admission.tokens) : null;
       return {
         data: {
           allowed: d.allowed,
@@ -67,7 +76,7 @@ export function evaluateRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
           detections: d.scan.hits,
           messages: prepared.redacted.messages,
           // The whole request as it would be forwarded: redactions in tools, response_format, ... too.
-          request: withOutputCap(prepared.redacted, cap),
+          request: chatSurface.withOutputCap(prepared.redacted, cap),
           max_tokens_forwarded: cap,
           budgets: d.budgets.map((b, i) => ({
             guardrail_id: b.layer.guardrail_id,

@@ -1,11 +1,6 @@
-import { stringEnd } from "./forward-body.js";
-import { type AnswerDefaults, completeChunk } from "./response-fields.js";
-
-/** Token counts an upstream reports. */
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-}
+import { stringEnd } from "../../forward-body.js";
+import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
+import { completeChunk } from "./response-fields.js";
 
 /** The usage an answer or a chunk reports, when it reports both counts as numbers. */
 export function usageOf(value: unknown): Usage | undefined {
@@ -20,15 +15,8 @@ export function usageOf(value: unknown): Usage | undefined {
   };
 }
 
-/** What the relay takes from one event of a stream (docs/gateway.md#streaming). */
-export interface ChunkFacts {
-  /** What to send the client instead of it: null to send it as it came, "" for nothing. */
-  send: string | null;
-  /** The usage it reports, if any. */
-  usage: Usage | undefined;
-  /** The UTF-8 bytes of the answer text its choices carry (`delta.content`). */
-  contentBytes: number;
-}
+/** What the relay takes from one chunk; its `contentBytes` are those of the choices' `delta.content`. */
+export type ChunkFacts = EventFacts;
 
 type Chunk = { choices?: unknown };
 
@@ -90,7 +78,7 @@ const MAX_SHAPES = 4;
  * that shape around a string with no quote, escape or control character parses to the same chunk
  * with that string as its text: it is sent as it came, its text's bytes counted, nothing parsed.
  */
-export class ChunkReader {
+export class ChunkReader implements EventReader {
   private shape: Shape | undefined;
   private shapes = 0;
 

@@ -1,16 +1,10 @@
+import type { AnswerDefaults } from "../surface.js";
+
 /**
  * The fields the OpenAI chat API defines on every answer, filled in where an upstream leaves them
  * out, so that strict clients (the reference SDK validates each answer) read every upstream alike
  * (docs/gateway.md#answer-fields). What the upstream sent is never changed.
  */
-export interface AnswerDefaults {
-  /** Used when the upstream sends no id: the request's own id. */
-  id: string;
-  /** Unix seconds. */
-  created: number;
-  /** The catalog slug the request was routed to. */
-  model: string;
-}
 
 type Json = Record<string, unknown>;
 

@@ -1,0 +1,108 @@
+import type { TSchema } from "typebox";
+import type { ChatBody, ChatText } from "../../domain/chat-texts.js";
+import type { AppError } from "../../domain/errors.js";
+
+/**
+ * One governed API (a surface): everything the governed request path needs to know about its
+ * vocabulary, so the path itself (complete.ts: decide, admit, forward, answer) is the same for every
+ * API it governs. The decision never sees a surface: it takes the model, the texts, the message count
+ * and the output cap that the surface reads from its request (CONTRIBUTING.md#adding-a-surface).
+ *
+ * Members are read on every request: a surface is one object built once, whose members neither
+ * allocate closures nor copy the body where nothing changes.
+ */
+export interface Surface<Body extends object> {
+  /** A short name: "chat". */
+  readonly id: string;
+  /** The route the service serves it on: "/api/v1/chat/completions". */
+  readonly route: string;
+  /** The request body's TypeBox schema, for validation, the request's type and the API document. */
+  readonly requestSchema: TSchema;
+  /** The path appended to a provider's base URL to call this API there: "/chat/completions". */
+  readonly upstreamPath: string;
+  /**
+   * The data of the stream event that ends an upstream's stream ("[DONE]"), dropped as it comes:
+   * the relay sends `streamEnd` itself once the spend is settled. Undefined when the API has none.
+   */
+  readonly streamTerminator: string | undefined;
+  /** What the relay writes last, after settling: "data: [DONE]\n\n", or "" for nothing. */
+  readonly streamEnd: string;
+
+  /** The model the request names. */
+  model(body: Body): string;
+  /** Whether the client asked for a stream. */
+  streams(body: Body): boolean;
+  /** The prompt texts the content filters scan, each with its role and its place in the body. */
+  collectTexts(body: Body): ChatText[];
+  /** The body with `replacements` written back (redaction); the same object when there are none. */
+  replaceTexts(
+    body: Body,
+    replacements: { text: ChatText; value: string }[],
+    texts: readonly ChatText[],
+  ): Body;
+  /** How many messages the request carries (the prompt's token bound counts them). */
+  messageCount(body: Body): number;
+  /** The output limit the client set, or null when it set none. */
+  maxOutputTokens(body: Body): number | null;
+  /** The body with its output limited to `cap` tokens; the same object when `cap` is null. */
+  withOutputCap(body: Body, cap: number | null): Body;
+  /**
+   * The body as forwarded: `body` (redacted and capped) with what the gateway adds to it (chat: ask
+   * a stream to report its usage); `client` is the request as the client sent it. The same object
+   * when nothing is added, so the client's own text can be forwarded (forward-body.ts).
+   */
+  forwardBody(body: Body, client: Body, stream: boolean): Body;
+  /** The usage a whole (non-streamed) answer reports. */
+  usageOf(answer: unknown): Usage | undefined;
+  /**
+   * A successful answer's text as sent to the client, with the fields its API requires filled in
+   * where the upstream left them out; `parsed` is the text parsed (undefined when it is not JSON).
+   */
+  completeAnswer(text: string, parsed: unknown, defaults: AnswerDefaults): string;
+  /** A reader of one streamed answer's events, made once per stream. */
+  eventReader(body: Body, defaults: AnswerDefaults): EventReader;
+
+  /**
+   * Room for an API the providers do not speak: the request in chat completions, and the answer
+   * back. Not used yet: every surface today is forwarded as it is.
+   */
+  toChat?(body: Body): ChatBody;
+  fromChat?(answer: unknown, defaults: AnswerDefaults): unknown;
+  /**
+   * Room for an API whose errors have another envelope than the service's
+   * (docs/behaviour.md#errors). Not used yet.
+   */
+  errorBody?(error: AppError): unknown;
+}
+
+/** Token counts an upstream reports. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** What the gateway fills in where an upstream's answer leaves a required field out. */
+export interface AnswerDefaults {
+  /** Used when the upstream sends no id: the request's own id. */
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  /** The catalog slug the request was routed to. */
+  model: string;
+}
+
+/** What the relay takes from one event of a stream (docs/gateway.md#streaming). */
+export interface EventFacts {
+  /** What to send the client instead of it: null to send it as it came, "" for nothing. */
+  send: string | null;
+  /** The usage it reports, if any. */
+  usage: Usage | undefined;
+  /** The UTF-8 bytes of the answer text it carries. */
+  contentBytes: number;
+}
+
+/** Reads the events of one streamed answer, in order. */
+export interface EventReader {
+  /** The facts of one event, from its data (the joined values of its `data:` lines). */
+  read(data: string): EventFacts;
+}
