@@ -15,6 +15,16 @@ import { openDatabase } from "../../src/storage/open.js";
 import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
 import { createScratchDatabase, dropScratchDatabase } from "./embedded-postgres.js";
 
+/**
+ * The process warnings (a listener leak's MaxListenersExceededWarning, a deprecation, ...) emitted
+ * while this file's test servers ran: the service prints none (docs/behaviour.md#keep-alive-connections),
+ * so each server's close fails the file once one was.
+ */
+const processWarnings: string[] = [];
+process.on("warning", (warning) => {
+  processWarnings.push(`${warning.name}: ${warning.message}`);
+});
+
 export interface TestOrg {
   organizationId: string;
   workspaceId: string;
@@ -155,9 +165,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async close() {
       await app.close();
       await upstreams.close();
-      if (fresh.keepOpen) return;
-      await database.close();
-      await fresh.remove();
+      if (!fresh.keepOpen) {
+        await database.close();
+        await fresh.remove();
+      }
+      // Every test file runs in a process of its own: a warning any of its servers caused fails it.
+      if (processWarnings.length > 0)
+        throw new Error(
+          `process warnings while serving (docs/behaviour.md#keep-alive-connections): ${processWarnings.join("; ")}`,
+        );
     },
   };
 }
