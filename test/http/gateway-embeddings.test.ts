@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
+import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
+import { checkCatalog } from "../../src/domain/catalog.js";
 import { echoVector } from "../../src/local-upstream/server.js";
 import { call } from "../helpers/server.js";
 import {
@@ -207,5 +209,56 @@ describe("POST /api/v1/embeddings (docs/gateway.md#embeddings)", () => {
       assert.equal(current.body.data.budgets[0].spent_usd, 0.02);
       assert.equal(current.body.data.budgets[0].reserved_usd, 0);
     });
+  });
+});
+
+describe("provider APIs in the catalog (docs/gateway.md#provider-apis)", () => {
+  let bench: GatewayBench;
+  before(async () => {
+    // The openai provider made to speak chat only: the echo provider still speaks embeddings.
+    const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
+    const catalog = {
+      ...shipped,
+      providers: shipped.providers.map((p) => (p.id === "openai" ? { ...p, apis: ["chat" as const] } : p)),
+    };
+    bench = await startGatewayBench({ catalog });
+  });
+  after(async () => {
+    await bench.close();
+  });
+
+  it("an endpoint whose provider does not speak embeddings is no candidate: the next one serves", async () => {
+    const { key } = await orgWithKey(bench);
+    const res = await embed(bench, key.secret, { model: SMALL, input: "hi" });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(bench.received.length, 1);
+  });
+
+  it("with no endpoint left but by the catalog: 503 naming api_not_supported on each candidate", async () => {
+    const { key } = await orgWithKey(bench);
+    const before = bench.received.length;
+    const res = await embed(bench, key.secret, { model: LARGE, input: "hi" });
+    assert.equal(res.status, 503, res.text);
+    assert.equal(res.body.error.metadata.reason, "api_not_supported");
+    assert.deepEqual(
+      res.body.error.metadata.candidates.map((c: { provider: string; removed_by: { rule: string }[] }) => [
+        c.provider,
+        c.removed_by.map((r) => r.rule),
+      ]),
+      [["openai", ["api_not_supported"]]],
+    );
+    assert.equal(bench.received.length, before);
+  });
+
+  it("the shipped catalog is sound, and a chat model allowing no output is not", () => {
+    const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
+    assert.deepEqual(checkCatalog(shipped), []);
+    const openai = shipped.providers.find((p) => p.id === "openai");
+    assert.deepEqual(openai?.apis, ["chat", "responses", "embeddings"]);
+    const broken = {
+      ...shipped,
+      models: shipped.models.map((m) => (m.slug === LLAMA ? { ...m, max_output_tokens: 0 } : m)),
+    };
+    assert.deepEqual(checkCatalog(broken), [`model ${LLAMA} allows no output tokens`]);
   });
 });
