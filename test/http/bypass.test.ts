@@ -503,6 +503,36 @@ describe("no way around a filter (docs/behaviour.md#what-reaches-the-provider)",
     }
   });
 
+  describe("the dry run agrees with the embeddings door (docs/gateway.md#dry-run)", () => {
+    const door: Door = { name: "embeddings", path: "/api/v1/embeddings", chunked: false };
+    for (const c of EMBEDDING_CASES) {
+      test(`redact: ${c.name} is judged alike, and the dry run's request is what the provider got`, async () => {
+        const { answer, received } = await send(door, keys.redact, c.body);
+        const dry = await postRaw(
+          server.origin,
+          "/api/v1/guardrails/evaluate",
+          managementKey,
+          `{"key_hash":${JSON.stringify(keys.redact.hash)},"api":"embeddings",${c.body.slice(1)}`,
+          false,
+        );
+        if (answer.status === 200) {
+          assert.equal(dry.status, 200, dry.text);
+          const data = JSON.parse(dry.text).data;
+          assert.equal(data.allowed, true);
+          const sent = JSON.parse(received[0] as string);
+          assert.deepEqual(data.request.input, sent.input);
+          assert.deepEqual(data.request.user, sent.user);
+        } else if (dry.status === 200) {
+          const data = JSON.parse(dry.text).data;
+          assert.equal(data.allowed, false);
+          assert.equal(data.status, answer.status);
+        } else {
+          assert.equal(dry.status, answer.status, dry.text);
+        }
+      });
+    }
+  });
+
   describe("the dry run agrees with the gateway", () => {
     for (const c of CASES) {
       test(`redact: ${c.name} is judged alike, and the dry run's request is what the provider got`, async () => {

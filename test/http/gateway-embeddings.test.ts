@@ -189,6 +189,49 @@ describe("POST /api/v1/embeddings (docs/gateway.md#embeddings)", () => {
     });
   });
 
+  describe("the dry run (docs/gateway.md#dry-run)", () => {
+    const evaluate = (managementKey: string, body: Record<string, unknown>) =>
+      post(bench.server, "/api/v1/guardrails/evaluate", managementKey, body);
+
+    it("takes an embeddings request with api: embeddings and shows it redacted as it would be forwarded", async () => {
+      const { org, steps, key } = await orgWithKey(bench);
+      await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
+      const before = bench.received.length;
+      const res = await evaluate(org.key, {
+        key_hash: key.hash,
+        api: "embeddings",
+        model: SMALL,
+        input: ["to a@example.com", "plain"],
+        dimensions: 4,
+      });
+      assert.equal(res.status, 200, res.text);
+      const data = res.body.data;
+      assert.equal(data.allowed, true);
+      assert.equal(data.api, "embeddings");
+      assert.deepEqual(data.request, { model: SMALL, input: ["to [EMAIL]", "plain"], dimensions: 4 });
+      assert.equal(data.messages, null);
+      assert.equal(data.max_tokens_forwarded, null);
+      assert.equal(bench.received.length, before);
+    });
+
+    it("refuses what the route refuses: a chat model, token arrays under a filter, a missing input", async () => {
+      const { org, steps, key } = await orgWithKey(bench);
+      await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "flag" }] });
+      const cases: [Record<string, unknown>, string][] = [
+        [{ api: "embeddings", model: LLAMA, input: "hi" }, "/model"],
+        [{ api: "embeddings", model: SMALL, input: [1, 2] }, "/input"],
+        [{ api: "embeddings", model: SMALL }, "/input"],
+        [{ model: SMALL, messages: [{ role: "user", content: "hi" }] }, "/model"],
+        [{ model: LLAMA }, "/messages"],
+      ];
+      for (const [body, path] of cases) {
+        const res = await evaluate(org.key, { key_hash: key.hash, ...body });
+        assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
+        assert.equal(res.body.error.metadata.issues[0].path, path, res.text);
+      }
+    });
+  });
+
   describe("spend (docs/gateway.md#embeddings)", () => {
     it("is settled from usage.prompt_tokens at the prompt price, and nothing is reserved for output", async () => {
       const { steps, key } = await orgWithKey(bench);
