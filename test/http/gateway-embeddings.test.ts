@@ -122,6 +122,11 @@ describe("POST /api/v1/embeddings (docs/gateway.md#embeddings)", () => {
       assert.deepEqual(bench.received.at(-1)?.body.input, ["ssn 123-45-6789", "and 234-56-7890"]);
       const metricsAfter = await (await fetch(`${bench.server.origin}/metrics`)).text();
       assert.equal(count(metricsAfter) - count(metricsBefore), 2);
+      // The request is counted under its API (docs/gateway.md#operations).
+      assert.match(
+        metricsAfter,
+        /guardrails_gateway_requests_total\{outcome="forwarded",reason="",api="embeddings"\} [1-9]/,
+      );
     });
 
     it("the prompt-injection builtin's user_only scope reads the inputs as the user's text", async () => {
