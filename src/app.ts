@@ -32,6 +32,7 @@ import { assignmentRoutes } from "./http/routes/assignments.js";
 import { auditLogRoutes } from "./http/routes/audit-log.js";
 import { chatCompletionRoutes } from "./http/routes/chat-completions.js";
 import { currentKeyRoutes } from "./http/routes/current-key.js";
+import { embeddingsRoutes } from "./http/routes/embeddings.js";
 import { evaluateRoutes } from "./http/routes/evaluate.js";
 import { guardrailRoutes } from "./http/routes/guardrails.js";
 import { healthRoutes } from "./http/routes/health.js";
@@ -265,6 +266,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   sessionRoutes(app, deps, deps.trustForwardedHost, authFailures);
   consoleRoutes(app, options.consoleDir);
   chatCompletionRoutes(app, gateway);
+  embeddingsRoutes(app, gateway);
   direct = new DirectChat({
     gw: gateway,
     bodyLimit,

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Ajv } from "ajv";
 import Type, { type Static } from "typebox";
 import { DEFAULT_OUTPUT_ALLOWANCE, type OutputAllowance } from "./domain/budget-admission.js";
-import { type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
+import { APIS, type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
 import { type AlertSettings, DEFAULT_ALERT_SETTINGS } from "./gateway/budget-alerts.js";
 import {
   DEFAULT_ORG_QUEUED_CHARS,
@@ -100,6 +100,9 @@ const CatalogSchema = Type.Object({
       api_key_env: Type.Union([Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }), Type.Null()]),
       byok: Type.Boolean(),
       timeout_ms: Type.Integer({ minimum: 1 }),
+      apis: Type.Optional(
+        Type.Array(Type.Union(APIS.map((a) => Type.Literal(a))), { minItems: 1, uniqueItems: true }),
+      ),
     }),
   ),
   models: Type.Array(
@@ -109,7 +112,9 @@ const CatalogSchema = Type.Object({
       name: Type.String(),
       author: Type.String({ minLength: 1 }),
       context_length: Type.Integer({ minimum: 1 }),
-      max_output_tokens: Type.Integer({ minimum: 1 }),
+      // 0 only for an embedding model (checkCatalog): it answers with no output tokens.
+      max_output_tokens: Type.Integer({ minimum: 0 }),
+      api: Type.Optional(Type.Union(APIS.map((a) => Type.Literal(a)))),
       pricing: Type.Object({
         prompt_usd_per_million_tokens: Type.Number({ minimum: 0 }),
         completion_usd_per_million_tokens: Type.Number({ minimum: 0 }),

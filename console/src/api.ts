@@ -207,6 +207,8 @@ export interface Model {
   canonical_slug: string;
   name: string;
   zdr_family: string;
+  /** The API it is served on: chat, or embeddings (docs/gateway.md#provider-apis). */
+  api: string;
   endpoints: CatalogEndpoint[];
 }
 

@@ -49,7 +49,9 @@ export function TryRequest() {
       (e) => setError(describe(e)),
     );
     models().then(
-      (list) => {
+      (all) => {
+        // The dry run here sends a chat request: an embedding model would be a 400 (docs/gateway.md#provider-apis).
+        const list = all.filter((m) => m.api !== "embeddings");
         setCatalog(list);
         // A model no configured provider serves is refused (503) whatever the guardrails say, so
         // the first guess is one this installation serves (docs/behaviour.md#console-try-model).

@@ -6,6 +6,15 @@
 export const REGIONS = ["global", "europe", "us"] as const;
 export type Region = (typeof REGIONS)[number];
 
+/**
+ * The APIs a provider may speak (docs/gateway.md#provider-apis): a request on one is sent only to
+ * endpoints whose provider speaks it, and only for a model that serves it.
+ */
+export const APIS = ["chat", "messages", "responses", "embeddings"] as const;
+export type Api = (typeof APIS)[number];
+/** What a provider speaks, and a model serves, when the catalog does not say. */
+export const DEFAULT_API: Api = "chat";
+
 export interface ZdrFamily {
   /** Wire id: the flag is `enforce_zdr_<id>`. */
   id: string;
@@ -27,6 +36,8 @@ export interface Provider {
   api_key_env: string | null;
   byok: boolean;
   timeout_ms: number;
+  /** The APIs it speaks (absent: chat only). */
+  apis?: Api[];
 }
 
 export interface Endpoint {
@@ -48,6 +59,8 @@ export interface Model {
   author: string;
   context_length: number;
   max_output_tokens: number;
+  /** The API the model is served on (absent: chat). */
+  api?: Api;
   pricing: { prompt_usd_per_million_tokens: number; completion_usd_per_million_tokens: number };
   endpoints: Endpoint[];
 }
@@ -64,12 +77,16 @@ export class Catalog {
   readonly models: readonly Model[];
   private readonly bySlug = new Map<string, Model>();
   private readonly providerIds = new Set<string>();
+  private readonly providerApis = new Map<string, ReadonlySet<Api>>();
 
   constructor(data: CatalogData) {
     this.families = data.zdr_families;
     this.providers = data.providers;
     this.models = data.models;
-    for (const p of data.providers) this.providerIds.add(p.id);
+    for (const p of data.providers) {
+      this.providerIds.add(p.id);
+      this.providerApis.set(p.id, new Set(p.apis ?? [DEFAULT_API]));
+    }
     for (const m of data.models) {
       this.bySlug.set(m.slug, m);
       this.bySlug.set(m.canonical_slug, m);
@@ -83,6 +100,11 @@ export class Catalog {
 
   hasProvider(id: string): boolean {
     return this.providerIds.has(id);
+  }
+
+  /** Whether the provider speaks `api` (docs/gateway.md#provider-apis). */
+  speaks(providerId: string, api: Api): boolean {
+    return this.providerApis.get(providerId)?.has(api) === true;
   }
 
   /** The ZDR family id of a model, or "other" when its author is in none of the families. */
@@ -130,6 +152,9 @@ export function checkCatalog(data: CatalogData): string[] {
     for (const e of m.endpoints) {
       if (!providers.has(e.provider)) problems.push(`model ${m.slug} names unknown provider ${e.provider}`);
     }
+    // Only a chat model answers in output tokens; an embedding model produces none.
+    if ((m.api ?? DEFAULT_API) !== "embeddings" && m.max_output_tokens < 1)
+      problems.push(`model ${m.slug} allows no output tokens`);
   }
   return problems;
 }

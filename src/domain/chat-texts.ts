@@ -211,6 +211,10 @@ const KNOWN_FIELDS = new Set([
   "include_usage",
   "store",
   "user",
+  // embeddings requests (docs/gateway.md#embeddings)
+  "input",
+  "encoding_format",
+  "dimensions",
   "safety_identifier",
   "prompt_cache_key",
   "usage",

@@ -6,7 +6,7 @@ import {
   type RequestPrice,
 } from "./budget-admission.js";
 import { budgetWindow, type LayerWindow } from "./budget-window.js";
-import type { Catalog, Endpoint, Model, Region } from "./catalog.js";
+import { type Api, type Catalog, DEFAULT_API, type Endpoint, type Model, type Region } from "./catalog.js";
 import { type ChatText, textPointer } from "./chat-texts.js";
 import { type ContentFilters, type FilterHit, type ScanResult, scanTexts } from "./content-scan.js";
 import type { ErrorCode } from "./errors.js";
@@ -43,6 +43,8 @@ export interface DecisionInput {
   catalog: Catalog;
   /** Providers whose API key is not configured. */
   unavailableProviders: ReadonlySet<string>;
+  /** The API the request is made on (absent: chat); endpoints whose provider does not speak it are removed. */
+  api?: Api;
 }
 
 /** Why a provider endpoint was removed from the candidates. */
@@ -54,11 +56,15 @@ export type EndpointRule =
   | "free_model_training_not_allowed"
   | "paid_model_training_not_allowed"
   | "outside_ingress_region"
-  | "provider_unavailable";
+  | "provider_unavailable"
+  | "api_not_supported";
+
+/** Removals by the operator's configuration, not by a guardrail. */
+const CONFIGURATION_RULES: ReadonlySet<EndpointRule> = new Set(["provider_unavailable", "api_not_supported"]);
 
 export interface Removal {
   rule: EndpointRule;
-  /** The guardrails whose setting removed it (empty for provider_unavailable). */
+  /** The guardrails whose setting removed it (empty for provider_unavailable and api_not_supported). */
   guardrail_ids: string[];
 }
 
@@ -210,28 +216,38 @@ function judgeEndpoints(input: DecisionInput, model: Model): Candidate[] {
     if (input.ingress !== "global" && endpoint.region !== input.ingress)
       removed.push({ rule: "outside_ingress_region", guardrail_ids: [] });
     if (input.unavailableProviders.has(p)) removed.push({ rule: "provider_unavailable", guardrail_ids: [] });
+    // A provider that does not speak the request's API cannot serve it (docs/gateway.md#provider-apis).
+    if (!input.catalog.speaks(p, input.api ?? DEFAULT_API))
+      removed.push({ rule: "api_not_supported", guardrail_ids: [] });
     return { endpoint, removed_by: removed };
   });
 }
 
-function endpointViolation(model: Model, candidates: Candidate[]): Violation | null {
+function endpointViolation(model: Model, candidates: Candidate[], api: Api): Violation | null {
   if (candidates.some((c) => c.removed_by.length === 0)) return null;
   const presented = candidates.map((c) => ({
     provider: c.endpoint.provider,
     region: c.endpoint.region,
     removed_by: c.removed_by,
   }));
-  // Some endpoint was permitted and only its missing API key stands in the way: that is the
-  // operator's configuration, not a refusal by the guardrails.
-  const onlyUnavailable = candidates.some(
-    (c) => c.removed_by.length === 1 && c.removed_by[0]?.rule === "provider_unavailable",
+  // Some endpoint was permitted and only the operator's configuration (a missing API key, a
+  // provider that does not speak the API) stands in the way: not a refusal by the guardrails.
+  const byConfiguration = candidates.find(
+    (c) => c.removed_by.length > 0 && c.removed_by.every((r) => CONFIGURATION_RULES.has(r.rule)),
   );
-  if (onlyUnavailable) {
+  if (byConfiguration) {
+    const unavailable = byConfiguration.removed_by.some((r) => r.rule === "provider_unavailable");
     return {
       rule: "no_allowed_endpoint",
       code: "no_provider_available",
-      message: `No provider is available for ${model.slug}: the permitted providers have no API key configured`,
-      metadata: { reason: "provider_unavailable", model: model.slug, candidates: presented },
+      message: unavailable
+        ? `No provider is available for ${model.slug}: the permitted providers have no API key configured`
+        : `No provider is available for ${model.slug}: the permitted providers do not speak the ${api} API`,
+      metadata: {
+        reason: unavailable ? "provider_unavailable" : "api_not_supported",
+        model: model.slug,
+        candidates: presented,
+      },
     };
   }
   return {
@@ -453,7 +469,7 @@ export function decide(input: DecisionInput): Decision {
   }
   violations.push(...modelViolations(input, model));
   const candidates = judgeEndpoints(input, model);
-  const endpointProblem = endpointViolation(model, candidates);
+  const endpointProblem = endpointViolation(model, candidates, input.api ?? DEFAULT_API);
   if (endpointProblem) violations.push(endpointProblem);
   const scan = input.scan ?? scanTexts(input.filters, input.texts);
   const content = contentViolation(input, scan);

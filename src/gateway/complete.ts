@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import { DEFAULT_OUTPUT_ALLOWANCE } from "../domain/budget-admission.js";
-import type { Model, Region } from "../domain/catalog.js";
+import type { Api, Model, Region } from "../domain/catalog.js";
 import { budgetViolation, type Decision } from "../domain/decision.js";
 import { AppError } from "../domain/errors.js";
 import { resolveKeyPolicy } from "../services/effective-policy.js";
@@ -37,10 +37,10 @@ export type GatewayAnswer = (
   | { kind: "stream"; stream: Readable }
 ) & { headers: Record<string, string> };
 
-function refuse(gw: GatewayDeps, decision: Decision): never {
+function refuse(gw: GatewayDeps, api: Api, decision: Decision): never {
   const v = decision.violations[0];
   if (!v) throw new Error("refusing an allowed decision");
-  gw.metrics.requests.inc({ outcome: "refused", reason: v.rule });
+  gw.metrics.requests.inc({ outcome: "refused", reason: v.rule, api });
   throw new AppError(v.code, v.metadata, v.message);
 }
 
@@ -123,7 +123,7 @@ export async function completeGoverned<Body extends object>(
     model: decision.model?.canonical_slug,
     detections: decision.scan.hits.map((h) => ({ filter: h.filter, action: h.action, count: h.count })),
   });
-  if (!decision.allowed) refuse(gw, decision);
+  if (!decision.allowed) refuse(gw, surface.api, decision);
   const model = decision.model as Model;
   const attempt = new Attempt(gw, keyPolicy, model, prepared, requestId, log);
   const hold = gw.upstreams.timeoutOf(attempt.endpoint.provider) + (gw.holdMarginMs ?? HOLD_MARGIN_MS);
@@ -138,12 +138,12 @@ export async function completeGoverned<Body extends object>(
   if (!admitted.ok) {
     // Decide again on the usage read now, for the refusal's details (settled spend and holds apart).
     prepared = await prepareRequest(gw, surface, keyPolicy, body, ingress, true, prepared);
-    if (!prepared.decision.allowed) refuse(gw, prepared.decision);
+    if (!prepared.decision.allowed) refuse(gw, surface.api, prepared.decision);
     // The holds were released between the two: the store's own answer still stands.
     const check = prepared.decision.budgets[admitted.index] ?? decision.budgets[admitted.index];
     if (!check) throw new Error("a refused admission names no budget layer");
     const v = budgetViolation(check, admitted.admission.reason, admitted.admission.tokens_that_fit);
-    gw.metrics.requests.inc({ outcome: "refused", reason: v.rule });
+    gw.metrics.requests.inc({ outcome: "refused", reason: v.rule, api: surface.api });
     throw new AppError(v.code, v.metadata, v.message);
   }
   attempt.reservation = admitted.reservation;
@@ -160,7 +160,11 @@ export async function completeGoverned<Body extends object>(
     reply = await sendToUpstream(attempt, surface.upstreamPath, forwarded, request, controller?.signal);
   } catch (err) {
     await attempt.release();
-    gw.metrics.requests.inc({ outcome: "upstream_error", reason: (err as AppError).code ?? "error" });
+    gw.metrics.requests.inc({
+      outcome: "upstream_error",
+      reason: (err as AppError).code ?? "error",
+      api: surface.api,
+    });
     throw err;
   }
   const defaults: AnswerDefaults = {
@@ -180,7 +184,7 @@ export async function completeGoverned<Body extends object>(
     text = await readWhole(reply.body);
   } catch (err) {
     await attempt.release();
-    gw.metrics.requests.inc({ outcome: "upstream_error", reason: bodyFailureKind(err) });
+    gw.metrics.requests.inc({ outcome: "upstream_error", reason: bodyFailureKind(err), api: surface.api });
     throw failureError(gw, attempt.endpoint.provider, err, log);
   }
   let parsed: unknown;
@@ -190,7 +194,7 @@ export async function completeGoverned<Body extends object>(
     parsed = undefined;
   }
   await attempt.settle(attempt.usage(surface.usageOf(parsed), Buffer.byteLength(text)));
-  gw.metrics.requests.inc({ outcome: "forwarded", reason: "" });
+  gw.metrics.requests.inc({ outcome: "forwarded", reason: "", api: surface.api });
   const payload = reply.status < 300 ? surface.completeAnswer(text, parsed, defaults) : text;
   return { kind: "json", status: reply.status, contentType: reply.contentType, payload, headers };
 }

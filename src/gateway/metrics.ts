@@ -8,8 +8,8 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
     name: "guardrails_gateway_requests_total",
-    help: "Governed model requests by outcome (forwarded, refused, upstream_error, error) and refusal reason.",
-    labelNames: ["outcome", "reason"] as const,
+    help: "Governed model requests by outcome (forwarded, refused, upstream_error, error), refusal reason and API (chat, embeddings).",
+    labelNames: ["outcome", "reason", "api"] as const,
     registers: [this.registry],
   });
   readonly decisionSeconds = new Histogram({

@@ -1,9 +1,10 @@
 import type { OutputAllowance } from "../domain/budget-admission.js";
-import type { Region } from "../domain/catalog.js";
+import { DEFAULT_API, type Region } from "../domain/catalog.js";
 import type { ChatText } from "../domain/chat-texts.js";
 import type { BuiltinSlug } from "../domain/content-filters.js";
 import { type ContentFilters, compileFilters, type Detector } from "../domain/content-scan.js";
 import { type Decision, decide } from "../domain/decision.js";
+import { invalidRequest } from "../domain/errors.js";
 import type { EffectivePolicy } from "../domain/policy.js";
 import type { ServiceDeps } from "../services/context.js";
 import type { KeyPolicy } from "../services/effective-policy.js";
@@ -98,12 +99,29 @@ export async function prepareRequest<Body extends object>(
   const filters = filtersOf(gw, policy);
   const model = surface.model(body);
   const messageCount = surface.messageCount(body);
+  const found = gw.services.catalog.findModel(model);
+  // A model of another API is the caller's mistake, not a rule's refusal (docs/gateway.md#provider-apis).
+  const api = found?.api ?? DEFAULT_API;
+  if (found && api !== surface.api)
+    throw invalidRequest([
+      {
+        path: "/model",
+        message: `${found.slug} is an ${api} model; this route serves ${surface.api} models`,
+      },
+    ]);
+  // Input no filter can read is refused while a filter applies (docs/gateway.md#embeddings).
+  const unread = surface.unscannable?.(body);
+  if (unread !== undefined && filters.builtins.length + filters.custom.length + filters.broken.length > 0)
+    throw invalidRequest([
+      {
+        path: unread,
+        message: "token arrays cannot be read by this key's content filters: send the input as text",
+      },
+    ]);
   // A model that does not exist is refused before any scan.
   const scan =
     earlier?.decision.scan ??
-    (gw.services.catalog.findModel(model)
-      ? await gw.scanner.scanLarge(policy, applied, filters, texts, key.organization_id)
-      : undefined);
+    (found ? await gw.scanner.scanLarge(policy, applied, filters, texts, key.organization_id) : undefined);
   const decision = decide({
     model,
     texts,
@@ -120,6 +138,7 @@ export async function prepareRequest<Body extends object>(
     now,
     catalog: gw.services.catalog,
     unavailableProviders: gw.upstreams.unavailable,
+    api: surface.api,
   });
   const redacted = surface.replaceTexts(body, decision.scan.replacements, texts);
   gw.metrics.decisionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);

@@ -32,7 +32,7 @@ function eventData(event: string): string {
 export function relayStream(
   a: Attempt,
   upstream: Readable,
-  surface: Pick<Surface<object>, "streamTerminator" | "streamEnd" | "errorBody">,
+  surface: Pick<Surface<object>, "api" | "streamTerminator" | "streamEnd" | "errorBody">,
   events: EventReader,
   controller: AbortController,
 ): Readable {
@@ -132,7 +132,7 @@ export function relayStream(
     try {
       await a.settle(a.usage(usage, completionBytes));
       const outcome = !client ? "client_closed" : failed ? "upstream_error" : "forwarded";
-      a.gw.metrics.requests.inc({ outcome, reason: "" });
+      a.gw.metrics.requests.inc({ outcome, reason: "", api: surface.api });
     } catch (err) {
       a.log.error({ err }, "settling a streamed request failed");
     }

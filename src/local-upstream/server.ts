@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A small OpenAI-compatible model provider that runs on this machine: it answers every chat
- * completion by echoing the last user message, streaming or not, with token usage. It lets a new
+ * completion by echoing the last user message, streaming or not, with token usage, and every
+ * embeddings request with small deterministic vectors (a hash of each input). It lets a new
  * user send a governed request end to end with no outside account (`guardrails upstream`), and it
  * is the upstream the tests and benchmarks talk to, over real HTTP.
  */
@@ -70,6 +71,63 @@ function answerOf(body: Record<string, unknown>): { reply: string; promptTokens:
   };
 }
 
+/** Dimensions of an echo embedding when the request names none; at most MAX_DIMENSIONS. */
+const DEFAULT_DIMENSIONS = 8;
+const MAX_DIMENSIONS = 4096;
+
+/** A deterministic unit-length vector for `text`: FNV-1a of the text, then a xorshift stream. */
+export function echoVector(text: string, dimensions: number): number[] {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(text, "utf8")) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  const out: number[] = [];
+  let norm = 0;
+  for (let i = 0; i < dimensions; i++) {
+    h ^= h << 13;
+    h ^= h >>> 17;
+    h ^= h << 5;
+    h >>>= 0;
+    // Float32 values, so the float and base64 answers carry the same numbers.
+    const v = Math.fround(h / 0xffffffff - 0.5);
+    out.push(v);
+    norm += v * v;
+  }
+  const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+  return out.map((v) => Math.fround(v * scale));
+}
+
+/** An embeddings answer as OpenAI sends it; `base64` is little-endian float32 bytes. */
+function embeddingsAnswer(body: Record<string, unknown>, script: ScriptedAnswer | undefined): unknown {
+  const input = body.input;
+  const items: unknown[] = Array.isArray(input) ? input : [input];
+  const asked = typeof body.dimensions === "number" ? Math.floor(body.dimensions) : DEFAULT_DIMENSIONS;
+  const dimensions = Math.min(MAX_DIMENSIONS, Math.max(1, asked));
+  const base64 = body.encoding_format === "base64";
+  let promptTokens = 0;
+  // Token ids (one token array, or several) are embedded by their text form.
+  const texts =
+    typeof items[0] === "number"
+      ? [JSON.stringify(items)]
+      : items.map((i) => (typeof i === "string" ? i : JSON.stringify(i)));
+  const data = texts.map((text, index) => {
+    promptTokens += tokens(text);
+    const vector = echoVector(text, dimensions);
+    let embedding: number[] | string = vector;
+    if (base64) {
+      const bytes = Buffer.alloc(4 * dimensions);
+      for (let i = 0; i < dimensions; i++) bytes.writeFloatLE(vector[i] as number, 4 * i);
+      embedding = bytes.toString("base64");
+    }
+    return { object: "embedding", index, embedding };
+  });
+  const prompt = script?.usage?.prompt_tokens ?? promptTokens;
+  return {
+    object: "list",
+    data,
+    model: typeof body.model === "string" ? body.model : "local",
+    usage: { prompt_tokens: prompt, total_tokens: prompt },
+  };
+}
+
 function json(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
@@ -78,6 +136,7 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 
 function respond(
   res: ServerResponse,
+  path: string,
   body: Record<string, unknown>,
   script: ScriptedAnswer | undefined,
 ): void {
@@ -87,6 +146,10 @@ function respond(
   }
   if (script?.status !== undefined && script.status >= 400) {
     json(res, script.status, script.body ?? { error: { message: "scripted failure", type: "server_error" } });
+    return;
+  }
+  if (path.endsWith("/embeddings")) {
+    json(res, 200, embeddingsAnswer(body, script));
     return;
   }
   const { reply, promptTokens } = answerOf(body);
@@ -134,8 +197,13 @@ function respond(
 
 export async function startLocalUpstream(options: LocalUpstreamOptions = {}): Promise<LocalUpstream> {
   const server = createServer((req, res) => {
-    if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
-      json(res, 404, { error: { message: "only POST .../chat/completions is served here" } });
+    if (
+      req.method !== "POST" ||
+      !(req.url?.endsWith("/chat/completions") || req.url?.endsWith("/embeddings"))
+    ) {
+      json(res, 404, {
+        error: { message: "only POST .../chat/completions and .../embeddings are served here" },
+      });
       return;
     }
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
@@ -160,8 +228,8 @@ export async function startLocalUpstream(options: LocalUpstreamOptions = {}): Pr
       options.onRequest?.(received);
       const script = options.script?.(received);
       const delay = script?.delayMs ?? options.latencyMs ?? 0;
-      if (delay > 0) setTimeout(() => respond(res, body, script), delay);
-      else respond(res, body, script);
+      if (delay > 0) setTimeout(() => respond(res, received.path, body, script), delay);
+      else respond(res, received.path, body, script);
     });
   });
   server.keepAliveTimeout = 60_000;

@@ -1,4 +1,4 @@
-import type { Model } from "../domain/catalog.js";
+import { DEFAULT_API, type Model } from "../domain/catalog.js";
 
 /** USD per token as a decimal string, the form OpenAI-style model lists use. */
 function perToken(usdPerMillion: number): string {
@@ -23,6 +23,8 @@ export function presentModel(m: Model, familyOf: (m: Model) => string, unavailab
     zdr_family: familyOf(m),
     created: 0,
     context_length: m.context_length,
+    // The API it is served on (docs/gateway.md#provider-apis).
+    api: m.api ?? DEFAULT_API,
     architecture: { input_modalities: ["text"], output_modalities: ["text"], modality: "text->text" },
     pricing: {
       prompt: perToken(m.pricing.prompt_usd_per_million_tokens),

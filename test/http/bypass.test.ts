@@ -290,6 +290,73 @@ const CASES: Case[] = [
   ...CARD_CASES,
 ];
 
+/* The embeddings door (docs/gateway.md#embeddings): the same disguises, applied to `input`. */
+
+const EMBEDDING_MODEL = "openai/text-embedding-3-small";
+const embedding = (input: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: EMBEDDING_MODEL, input, ...extra });
+
+function embeddingCasesFor(label: string, value: string): Case[] {
+  const cases: Case[] = [
+    { name: `${label} as written`, value, body: embedding(`mail ${value} today`) },
+    { name: `${label} in the second input of an array`, value, body: embedding(["hello", `mail ${value}`]) },
+    { name: `${label} in user`, value, body: embedding("hello", { user: `mail ${value}` }) },
+  ];
+  for (const [name, disguise] of DISGUISES) {
+    const written = disguise(value);
+    if (written !== value)
+      cases.push({
+        name: `${label} written with ${name}`,
+        value,
+        body: embedding([`mail ${written} today`]),
+      });
+  }
+  for (const [name, form] of DATA_FORMS)
+    cases.push({ name: `${label} as a data: URL input, ${name}`, value, body: embedding(form(value)) });
+  const cut = Math.floor(value.length / 2);
+  const said = JSON.stringify(`mail ${value}`);
+  const m = JSON.stringify(EMBEDDING_MODEL);
+  cases.push(
+    {
+      name: `${label} split across two inputs`,
+      value,
+      body: embedding([`mail ${value.slice(0, cut)}`, value.slice(cut)]),
+    },
+    {
+      name: `${label} in the first copy of a duplicated input`,
+      value,
+      body: `{"model":${m},"input":${said},"input":"safe"}`,
+    },
+    {
+      name: `${label} in the first of two input arrays`,
+      value,
+      body: `{"model":${m},"input":[${said}],"input":["safe"]}`,
+    },
+    {
+      name: `${label} in the first copy of input, the key written with an escape`,
+      value,
+      body: `{"model":${m},"inp\\u0075t":${said},"input":"safe"}`,
+    },
+    {
+      name: `${label} in a pass-through field`,
+      value,
+      body: embedding("hello", { metadata: { note: `mail ${value}` } }),
+    },
+  );
+  return cases;
+}
+
+const EMBEDDING_CASES: Case[] = [
+  ...embeddingCasesFor("an e-mail address", EMAIL),
+  ...embeddingCasesFor("a card number", CARD),
+  ...embeddingCasesFor("a custom pattern's match", CUSTOM),
+  ...CARD_SEPARATORS.map(([name, sep]) => ({
+    name: `a card number split by ${name}`,
+    value: CARD,
+    body: embedding(`mail ${CARD.replaceAll(" ", sep)} today`),
+  })),
+];
+
 /** A door of the service: how one request is sent through it. */
 interface Door {
   name: string;
@@ -378,6 +445,11 @@ describe("no way around a filter (docs/behaviour.md#what-reaches-the-provider)",
       assert.equal(received.length, 1);
       assert.ok(leaks(skeleton(stringsOf(received[0] as string)), EMAIL));
     }
+    const embeddings: Door = { name: "embeddings", path: "/api/v1/embeddings", chunked: false };
+    const { answer, received } = await send(embeddings, open, embedding([`mail ${EMAIL}`]));
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(received.length, 1);
+    assert.ok(leaks(skeleton(stringsOf(received[0] as string)), EMAIL));
   });
 
   for (const door of DOORS) {
@@ -405,6 +477,61 @@ describe("no way around a filter (docs/behaviour.md#what-reaches-the-provider)",
       }
     });
   }
+
+  describe("embeddings (docs/gateway.md#embeddings)", () => {
+    const door: Door = { name: "embeddings", path: "/api/v1/embeddings", chunked: false };
+    for (const c of EMBEDDING_CASES) {
+      test(`block: ${c.name} reaches the provider in no form`, async () => {
+        const { answer, received } = await send(door, keys.block, c.body);
+        assert.ok(answer.status >= 400 && answer.status < 500, `${answer.status} ${answer.text}`);
+        assert.deepEqual(received, [], "a refused request forwards nothing");
+      });
+
+      test(`redact: no run of the characters of ${c.name} reaches the provider`, async () => {
+        const { answer, received } = await send(door, keys.redact, c.body);
+        if (answer.status !== 200) {
+          assert.ok(answer.status >= 400 && answer.status < 500, `${answer.status} ${answer.text}`);
+          assert.deepEqual(received, []);
+          return;
+        }
+        assert.equal(received.length, 1);
+        const raw = received[0] as string;
+        assert.doesNotThrow(() => JSON.parse(raw), "the forwarded body is JSON");
+        assert.equal(hasDuplicateKey(raw), false, "the forwarded body has no duplicated key");
+        assert.equal(leaks(skeleton(stringsOf(raw)), c.value), undefined, raw);
+      });
+    }
+  });
+
+  describe("the dry run agrees with the embeddings door (docs/gateway.md#dry-run)", () => {
+    const door: Door = { name: "embeddings", path: "/api/v1/embeddings", chunked: false };
+    for (const c of EMBEDDING_CASES) {
+      test(`redact: ${c.name} is judged alike, and the dry run's request is what the provider got`, async () => {
+        const { answer, received } = await send(door, keys.redact, c.body);
+        const dry = await postRaw(
+          server.origin,
+          "/api/v1/guardrails/evaluate",
+          managementKey,
+          `{"key_hash":${JSON.stringify(keys.redact.hash)},"api":"embeddings",${c.body.slice(1)}`,
+          false,
+        );
+        if (answer.status === 200) {
+          assert.equal(dry.status, 200, dry.text);
+          const data = JSON.parse(dry.text).data;
+          assert.equal(data.allowed, true);
+          const sent = JSON.parse(received[0] as string);
+          assert.deepEqual(data.request.input, sent.input);
+          assert.deepEqual(data.request.user, sent.user);
+        } else if (dry.status === 200) {
+          const data = JSON.parse(dry.text).data;
+          assert.equal(data.allowed, false);
+          assert.equal(data.status, answer.status);
+        } else {
+          assert.equal(dry.status, answer.status, dry.text);
+        }
+      });
+    }
+  });
 
   describe("the dry run agrees with the gateway", () => {
     for (const c of CASES) {

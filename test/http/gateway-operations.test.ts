@@ -99,10 +99,10 @@ describe("dry run, metrics and logs of the request path (docs/gateway.md#operati
     assert.equal(res.status, 200);
     assert.match(res.headers.get("content-type") ?? "", /^text\/plain/);
     const text = await res.text();
-    assert.match(text, /guardrails_gateway_requests_total\{outcome="forwarded",reason=""\} [1-9]/);
+    assert.match(text, /guardrails_gateway_requests_total\{outcome="forwarded",reason="",api="chat"\} [1-9]/);
     assert.match(
       text,
-      /guardrails_gateway_requests_total\{outcome="refused",reason="region_not_allowed"\} [1-9]/,
+      /guardrails_gateway_requests_total\{outcome="refused",reason="region_not_allowed",api="chat"\} [1-9]/,
     );
     assert.match(text, /guardrails_gateway_decision_seconds_count [1-9]/);
     assert.match(text, /guardrails_gateway_upstream_seconds_count\{provider="anthropic"\} [1-9]/);

@@ -1,4 +1,5 @@
 import type { TSchema } from "typebox";
+import type { Api } from "../../domain/catalog.js";
 import type { ChatBody, ChatText } from "../../domain/chat-texts.js";
 import type { AppError } from "../../domain/errors.js";
 
@@ -14,6 +15,11 @@ import type { AppError } from "../../domain/errors.js";
 export interface Surface<Body extends object> {
   /** A short name: "chat". */
   readonly id: string;
+  /**
+   * The catalog API it is served on: only a model of this API, only through endpoints whose
+   * provider speaks it (docs/gateway.md#provider-apis).
+   */
+  readonly api: Api;
   /** The route the service serves it on: "/api/v1/chat/completions". */
   readonly route: string;
   /** The request body's TypeBox schema, for validation, the request's type and the API document. */
@@ -40,6 +46,11 @@ export interface Surface<Body extends object> {
     replacements: { text: ChatText; value: string }[],
     texts: readonly ChatText[],
   ): Body;
+  /**
+   * Where the request carries input no content filter can read (embeddings' token arrays), as a
+   * JSON pointer: such a request is refused while a filter applies. Absent: everything is text.
+   */
+  unscannable?(body: Body): string | undefined;
   /** How many messages the request carries (the prompt's token bound counts them). */
   messageCount(body: Body): number;
   /** The output limit the client set, or null when it set none. */

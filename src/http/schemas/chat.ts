@@ -1,5 +1,6 @@
 import Type, { type Static } from "typebox";
 import { ChatCompletionRequest } from "../../gateway/surfaces/chat/schema.js";
+import { EmbeddingsRequest } from "../../gateway/surfaces/embeddings/schema.js";
 
 /**
  * The dry run takes the same request as the gateway, plus the key and the region address: every
@@ -17,7 +18,18 @@ export const EvaluateRequest = Type.Object(
         description: "The region address the request would arrive through (default global).",
       }),
     ),
+    api: Type.Optional(
+      Type.Union([Type.Literal("chat"), Type.Literal("embeddings")], {
+        description:
+          "The API the request is made on (default chat): `chat` takes a chat completion request (`messages` required), `embeddings` an embeddings request (`input` required).",
+      }),
+    ),
     ...ChatCompletionRequest.properties,
+    // Required by the chat API only: which fields a request needs is checked against its API's schema.
+    messages: Type.Optional(ChatCompletionRequest.properties.messages),
+    input: Type.Optional(EmbeddingsRequest.properties.input),
+    encoding_format: Type.Optional(EmbeddingsRequest.properties.encoding_format),
+    dimensions: Type.Optional(EmbeddingsRequest.properties.dimensions),
   },
   { additionalProperties: true },
 );

@@ -141,6 +141,26 @@ export const ChatCompletionResponse = Type.Object(
   { description: "The provider's answer as it sent it, after the gateway's checks." },
 );
 
+/** An OpenAI embeddings answer: one vector per input, floats or (`encoding_format: "base64"`) base64. */
+export const EmbeddingsResponse = Type.Object(
+  {
+    object: Type.String(),
+    data: Type.Array(
+      Type.Object({
+        object: Type.String(),
+        index: Type.Integer(),
+        embedding: Type.Union([Type.Array(Type.Number()), Type.String()], {
+          description:
+            'The vector, or with `encoding_format: "base64"` its little-endian float32 bytes in base64.',
+        }),
+      }),
+    ),
+    model: Type.String(),
+    usage: Type.Optional(Type.Object({ prompt_tokens: Type.Integer(), total_tokens: Type.Integer() })),
+  },
+  { description: "The provider's answer as it sent it, after the gateway's checks." },
+);
+
 const CatalogEndpoint = Type.Object({
   provider: Type.String(),
   region: Region,

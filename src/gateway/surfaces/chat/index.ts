@@ -26,6 +26,7 @@ export function maxOutputTokens(body: ChatBody): number | null {
 /** OpenAI chat completions (docs/gateway.md#what-happens-to-a-request). */
 export const chatSurface: Surface<ChatBody> = {
   id: "chat",
+  api: "chat",
   route: "/api/v1/chat/completions",
   requestSchema: ChatCompletionRequest,
   upstreamPath: "/chat/completions",
