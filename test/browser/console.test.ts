@@ -479,10 +479,14 @@ describe("the admin console in Chromium (README.md#admin-console)", {
       const admin = await fresh.newOrg();
       const created = await call(fresh, "POST", "/api/v1/keys", { key: admin.key, body: { name: "first" } });
       assert.equal(created.status, 201, JSON.stringify(created.body));
-      const catalog = (await call(fresh, "GET", "/api/v1/models")).body.data as {
+      const models = (await call(fresh, "GET", "/api/v1/models")).body.data as {
         id: string;
+        api?: string;
         endpoints: { provider: string; available: boolean }[];
       }[];
+      // Try a request is a chat dry run: embedding models are not offered (docs/behaviour.md#console-try-model).
+      const catalog = models.filter((m) => (m.api ?? "chat") === "chat");
+      assert.ok(catalog.length < models.length, "the catalog has embedding models to leave out");
       const served = catalog.filter((m) => m.endpoints.some((e) => e.available)).map((m) => m.id);
       assert.ok(served.includes("meta-llama/llama-3.1-8b-instruct"), served.join(", "));
       // The catalog's first model is one no configured provider serves: the old default.
