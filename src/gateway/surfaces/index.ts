@@ -6,14 +6,11 @@ export { chatSurface } from "./chat/index.js";
 export { embeddingsSurface } from "./embeddings/index.js";
 export type { Surface } from "./surface.js";
 
-/** What the registry's readers need of a surface, whatever its body type. */
-export type SurfaceEntry = Pick<Surface<object>, "id" | "route" | "requestSchema" | "upstreamPath">;
-
 /**
  * Every governed API the service serves: a new one is its folder beside chat/ and one line here
  * (CONTRIBUTING.md#adding-a-surface).
  */
-export const SURFACES: readonly SurfaceEntry[] = [chatSurface, embeddingsSurface];
+export const SURFACES: readonly Surface<object>[] = [chatSurface, embeddingsSurface];
 
 /** The routes whose JSON bodies are forwarded to a provider, never stored (json-parser.ts). */
 export const FORWARDED_ROUTES: ReadonlySet<string> = new Set(SURFACES.map((s) => s.route));
