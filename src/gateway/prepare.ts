@@ -139,6 +139,7 @@ export async function prepareRequest<Body extends object>(
     catalog: gw.services.catalog,
     unavailableProviders: gw.upstreams.unavailable,
     api: surface.api,
+    viaChat: surface.translation !== undefined,
   });
   const redacted = surface.replaceTexts(body, decision.scan.replacements, texts);
   gw.metrics.decisionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
