@@ -40,6 +40,8 @@ function textOf(content: unknown): string {
 export interface TryApi {
   id: string;
   label: string;
+  /** What the text typed is, in this API's request. */
+  textLabel: string;
   /** The request's own fields for `message`; the model, key and region are added to them. */
   body(message: string): Record<string, unknown>;
   /** A model of another API would be a 400 (docs/gateway.md#provider-apis): only its own are offered. */
@@ -60,6 +62,7 @@ export const TRY_APIS: readonly TryApi[] = [
   {
     id: "chat",
     label: "Chat completions",
+    textLabel: "Message",
     body: (message) => ({ messages: [{ role: "user", content: message }] }),
     offers: (m) => (m.api ?? "chat") === "chat",
     forwardedLabel: "The messages as they would be forwarded",
@@ -68,6 +71,7 @@ export const TRY_APIS: readonly TryApi[] = [
   {
     id: "embeddings",
     label: "Embeddings",
+    textLabel: "Input to embed",
     body: (message) => ({ input: message }),
     offers: (m) => m.api === "embeddings",
     forwardedLabel: "The input as it would be forwarded",
@@ -209,7 +213,7 @@ export function TryRequest() {
                 ? "No provider of this model is configured here: the gateway would refuse it (503)."
                 : `${served.length} of ${catalog.length} models are served by a provider configured here.`}
         </p>
-        <label for="try-message">Message</label>
+        <label for="try-message">{chosen.textLabel}</label>
         <textarea
           id="try-message"
           rows={4}
