@@ -121,4 +121,34 @@ describe(`upgrading spend recorded before the API was kept, on ${TEST_DATABASE_K
       [3],
     );
   });
+  it("PostgreSQL: a settlement from an instance still on the old version, whose ledger entry names no API, is recorded as chat", {
+    skip: TEST_DATABASE_KIND !== "postgres" && "the batch function is PostgreSQL's",
+  }, async () => {
+    const { api: _none, ...old } = ledger("from-old-instance", 11, {
+      organization_id: "upgraded",
+      key_hash: "k",
+      workspace_id: "w",
+      model: "m",
+      provider: "p",
+    });
+    const ops = [{ kind: "settle", reservation: null, cost: 11, ledger: old, guardrail_ids: [] }];
+    const answer = await sql<{
+      outcomes: unknown;
+    }>`select guardrails_spend_batch2(${JSON.stringify(ops)}::jsonb) as outcomes`.execute(database.db);
+    assert.deepEqual(answer.rows[0]?.outcomes, [0]);
+    const row = await database.db
+      .selectFrom("spend_ledger")
+      .select("api")
+      .where("id", "=", "from-old-instance")
+      .executeTakeFirst();
+    assert.equal(row?.api, "chat");
+    const { rows: usage } = await report();
+    assert.deepEqual(
+      usage.map((r) => ({ api: r.group.api, requests: r.requests, cost: r.cost_micros })),
+      [
+        { api: "chat", requests: 3, cost: 531 },
+        { api: "embeddings", requests: 1, cost: 3 },
+      ],
+    );
+  });
 });
