@@ -367,6 +367,11 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     assert.equal(totals[0], "app");
     assert.equal(Number(totals[1]?.replace(/[$,]/g, "")), spent);
     await shoot("spend");
+    // By API, the same spend is the chat API's (docs/behaviour.md#usage-by-api).
+    await page.select("#spend-by", "api");
+    await xpath("//table[@id='spend-totals']//td[.='chat']");
+    const byApi = await page.$eval("#spend-totals tbody tr", (tr) => [...tr.cells].map((c) => c.textContent));
+    assert.equal(Number(byApi[1]?.replace(/[$,]/g, "")), spent);
 
     // The audit log: each entry's change is a field-by-field before and after, readable at 1280 px
     // and at phone width (docs/behaviour.md#console-audit-entries). An update to read first.
