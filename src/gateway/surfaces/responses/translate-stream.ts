@@ -174,7 +174,7 @@ export class ChatToResponsesStream implements EventReader {
   private openItem(kind: "reasoning" | "message"): { out: string; index: number; fresh: boolean } {
     const current = this.items[this.open];
     if (current && current.kind === kind) return { out: "", index: this.open, fresh: false };
-    let out = this.closeOpen();
+    let out = this.closeOpen(true);
     const item: OutputItem =
       kind === "reasoning"
         ? { kind, id: itemIds.reasoning(this.base), text: "" }
@@ -254,7 +254,7 @@ export class ChatToResponsesStream implements EventReader {
     let out = "";
     let index = this.calls.get(key);
     if (index === undefined) {
-      out += this.closeOpen();
+      out += this.closeOpen(true);
       const n = this.calls.size;
       const item: CallItem = {
         kind: "call",
@@ -292,11 +292,13 @@ export class ChatToResponsesStream implements EventReader {
       : "completed";
   }
 
-  private closeOpen(): string {
+  /** Closes the open reasoning or message item; `early`: another item starts, so it is complete. */
+  private closeOpen(early: boolean): string {
     const index = this.open;
     const item = this.items[index];
     this.open = -1;
     if (!item) return "";
+    if (early) item.finished = true;
     let out = "";
     const at = { item_id: item.id, output_index: index };
     if (item.kind === "reasoning") {
@@ -375,7 +377,7 @@ export class ChatToResponsesStream implements EventReader {
     closing.sort((a, b) => a - b);
     const hadOpen = this.open;
     for (const index of closing) {
-      out += index === hadOpen ? this.closeOpen() : this.closeCall(index);
+      out += index === hadOpen ? this.closeOpen(false) : this.closeCall(index);
     }
     this.openCalls.length = 0;
     const completedAt = this.clock?.();

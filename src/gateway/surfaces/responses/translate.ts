@@ -347,11 +347,16 @@ export interface ResponsesDefaults extends AnswerDefaults {
   completedAt?: number;
 }
 
-/** One output item as the translation holds it, before it is written in the Responses shape. */
-export type OutputItem =
+/**
+ * One output item as the translation holds it, before it is written in the Responses shape.
+ * `finished`: another item followed it, so it is complete whatever the answer's end; the items the
+ * answer ended in take the response's status (incomplete when it was cut short).
+ */
+export type OutputItem = { finished?: boolean } & (
   | { kind: "reasoning"; id: string; text: string }
   | { kind: "message"; id: string; text: string; refusal: string }
-  | { kind: "call"; id: string; callId: string; name: string; arguments: string };
+  | { kind: "call"; id: string; callId: string; name: string; arguments: string }
+);
 
 /** The parts of a chat answer that make a response, whether whole or gathered from a stream. */
 export interface AnswerFacts {
@@ -476,7 +481,7 @@ export function responseObject(
     error: status === "failed" ? UPSTREAM_FAILURE : null,
     incomplete_details: incomplete,
     model: facts.model,
-    output: facts.items.map((item) => renderItem(item, itemStatus)),
+    output: facts.items.map((item) => renderItem(item, item.finished ? "completed" : itemStatus)),
     instructions: typeof request.instructions === "string" ? request.instructions : null,
     tools: echoTools(request.tools),
     tool_choice: request.tool_choice ?? "auto",
@@ -563,6 +568,10 @@ export function chatToResponses(
       arguments: typeof fn.arguments === "string" ? fn.arguments : "",
     });
   });
+  // As a stream closes them: each reasoning or message item when the next item starts; the answer
+  // ends in its last item, or in its calls, which stay open to the end.
+  const last = items[items.length - 1];
+  for (const item of items) if (item.kind !== "call" && item !== last) item.finished = true;
   const facts: AnswerFacts = {
     created: Number.isInteger(answer.created) ? (answer.created as number) : defaults.created,
     model: typeof answer.model === "string" && answer.model !== "" ? answer.model : defaults.model,
