@@ -452,18 +452,30 @@ describe("chat answers as Responses answers (docs/gateway.md#responses-translati
   });
 
   it("reports a length stop and a content filter as incomplete, and an upstream error as failed", () => {
-    const length = chatToResponses(chatAnswer({ content: "Hel" }, "length"), request, defaults);
+    const length = chatToResponses(
+      chatAnswer({ content: "Hel", reasoning: "Greet." }, "length"),
+      request,
+      defaults,
+    );
     assertSdkResponse(length);
     assert.equal(length.status, "incomplete");
     assert.deepEqual(length.incomplete_details, { reason: "max_output_tokens" });
     assert.equal(length.completed_at, null);
-    assert.equal((length.output as Json[])[0]?.status, "incomplete");
+    // The reasoning was followed by the text, so it is whole; the text is what was cut.
+    assert.deepEqual(
+      (length.output as Json[]).map((item) => [item.type, item.status]),
+      [
+        ["reasoning", "completed"],
+        ["message", "incomplete"],
+      ],
+    );
     const filtered = chatToResponses(chatAnswer({ content: "" }, "content_filter"), request, defaults);
     assert.deepEqual(filtered.incomplete_details, { reason: "content_filter" });
     const failed = chatToResponses(chatAnswer({ content: "" }, "error"), request, defaults);
     assertSdkResponse(failed);
     assert.equal(failed.status, "failed");
     assert.deepEqual(failed.error, { code: "server_error", message: "Upstream provider error" });
+    assert.deepEqual(failed.output, []);
   });
 });
 
@@ -735,6 +747,25 @@ describe("chat streams as Responses streams (docs/gateway.md#responses-translati
     assert.equal(JSON.stringify(events).includes("secret upstream detail"), false);
     assert.equal(events.filter((e) => e.type === "response.output_text.delta").length, 1);
     assert.equal(stream.finish(), "");
+    const empty = translateStream([JSON.stringify({ error: { message: "x" } })], streamRequest);
+    assert.deepEqual(
+      empty.events[empty.events.length - 1]?.data.response,
+      chatToResponses({ error: { message: "x" } }, streamRequest, defaults),
+    );
+  });
+
+  it("ends with response.failed at a finish reason of error", () => {
+    const { events } = translateStream(
+      [chunkOf({ content: "Hal" }), chunkOf({}, "error"), "[DONE]"],
+      streamRequest,
+    );
+    assertSdkEvents(events);
+    const last = events[events.length - 1] as SseEvent;
+    assert.equal(last.type, "response.failed");
+    assert.deepEqual(
+      last.data.response,
+      chatToResponses(chatAnswer({ content: "Hal" }, "error"), streamRequest, defaults),
+    );
   });
 
   it("ends at finish() for an upstream that closes without [DONE]", () => {

@@ -166,7 +166,10 @@ export class ChatToResponsesStream implements EventReader {
         if (isObject(call)) out += this.callDelta(call, position);
       });
     }
-    if (typeof choice.finish_reason === "string") this.finishReason = choice.finish_reason;
+    if (typeof choice.finish_reason === "string") {
+      this.finishReason = choice.finish_reason;
+      if (choice.finish_reason === "error") this.failed = true;
+    }
     return out;
   }
 

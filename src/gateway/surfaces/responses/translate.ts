@@ -555,7 +555,9 @@ export function chatToResponses(
   const text = typeof message.content === "string" ? message.content : "";
   const refusal = typeof message.refusal === "string" ? message.refusal : "";
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-  if (text !== "" || refusal !== "" || calls.length === 0)
+  const failed = isObject(answer.error) || finishReason === "error";
+  // A failed answer with nothing in it has no empty message, as its stream would have none.
+  if (text !== "" || refusal !== "" || (calls.length === 0 && !failed))
     items.push({ kind: "message", id: itemIds.message(base, 0), text, refusal });
   calls.forEach((call, n) => {
     const c = isObject(call) ? call : {};
@@ -578,7 +580,7 @@ export function chatToResponses(
     finishReason,
     items,
     usage: responsesUsage(answer.usage),
-    failed: isObject(answer.error) || finishReason === "error",
+    failed,
   };
   return responseObject(facts, request, defaults);
 }
