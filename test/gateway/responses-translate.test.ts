@@ -223,6 +223,17 @@ describe("Responses request in chat completions (docs/gateway.md#responses-trans
     );
   });
 
+  it("passes a __proto__ member through as a member, not as the copy's prototype", () => {
+    const body = JSON.parse('{"model":"m","input":"x","__proto__":{"polluted":true}}') as ResponsesBody;
+    const { chat } = responsesToChat(body);
+    assert.equal(Object.getPrototypeOf(chat), Object.prototype);
+    assert.equal((chat as Json).polluted, undefined);
+    assert.equal(
+      JSON.stringify(chat),
+      '{"model":"m","messages":[{"role":"user","content":"x"}],"__proto__":{"polluted":true}}',
+    );
+  });
+
   it("leaves the request it translated as it was", () => {
     const body = {
       model: "m",
@@ -295,6 +306,88 @@ describe("Responses requests chat cannot carry are a 400 (docs/gateway.md#respon
       assert.equal(refusedAt({ model: "m", input: "x", ...fields }), path);
     });
   }
+});
+
+describe("any Responses request is translated or refused with a 400 (docs/gateway.md#responses-translation-refused)", () => {
+  it("never fails otherwise, and never changes the request (property)", () => {
+    const part = fc.oneof(
+      fc.record(
+        { type: fc.constantFrom("input_text", "output_text", "refusal"), text: fc.anything() },
+        { noNullPrototype: true },
+      ),
+      fc.record(
+        {
+          type: fc.constantFrom("input_image", "input_file", "input_audio"),
+          image_url: fc.anything(),
+          file_id: fc.anything(),
+        },
+        { requiredKeys: ["type"], noNullPrototype: true },
+      ),
+      fc.anything(),
+    );
+    const item = fc.oneof(
+      fc.record(
+        {
+          type: fc.constantFrom(
+            "message",
+            "function_call",
+            "function_call_output",
+            "reasoning",
+            "item_reference",
+          ),
+          role: fc.constantFrom("user", "assistant", "system", "developer", "tool"),
+          content: fc.oneof(fc.string(), fc.array(part, { maxLength: 3 })),
+          call_id: fc.oneof(fc.string(), fc.anything()),
+          name: fc.string(),
+          arguments: fc.string(),
+          output: fc.oneof(fc.string(), fc.array(part, { maxLength: 2 }), fc.anything()),
+        },
+        { requiredKeys: [], noNullPrototype: true },
+      ),
+      fc.anything(),
+    );
+    const body = fc.record(
+      {
+        input: fc.oneof(fc.string(), fc.array(item, { maxLength: 5 }), fc.anything()),
+        instructions: fc.oneof(fc.string(), fc.anything()),
+        tools: fc.oneof(
+          fc.array(
+            fc.record(
+              { type: fc.constantFrom("function", "web_search", "mcp"), name: fc.anything() },
+              { noNullPrototype: true },
+            ),
+            {
+              maxLength: 3,
+            },
+          ),
+          fc.anything(),
+        ),
+        tool_choice: fc.oneof(fc.constantFrom("auto", "none", "required"), fc.anything()),
+        text: fc.anything(),
+        reasoning: fc.anything(),
+        include: fc.oneof(fc.constant(["reasoning.encrypted_content"]), fc.anything()),
+        truncation: fc.constantFrom("auto", "disabled", undefined),
+      },
+      { requiredKeys: [], noNullPrototype: true },
+    );
+    fc.assert(
+      fc.property(body, (fields) => {
+        const request = { model: "m", ...fields } as ResponsesBody;
+        const before = structuredClone(request);
+        try {
+          const { chat } = responsesToChat(request);
+          assert.ok(Array.isArray(chat.messages) && chat.messages.length > 0);
+        } catch (error) {
+          assert.ok(error instanceof AppError, String(error));
+          assert.equal(error.status, 400);
+          const issues = error.metadata?.issues as { path: string }[];
+          assert.match(issues[0]?.path ?? "", /^(\/|$)/);
+        }
+        assert.deepEqual(request, before);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 const chatAnswer = (message: Json, finish_reason: string | null, extra: Json = {}) => ({
@@ -671,7 +764,23 @@ describe("chat streams as Responses streams (docs/gateway.md#responses-translati
           texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0),
         );
       }),
-      { numRuns: 150 },
+      {
+        numRuns: 150,
+        // Found by a random seed: reasoning closed by the (empty) message of a cut-short answer.
+        examples: [
+          [
+            {
+              reasoning: " ",
+              content: "",
+              refusal: undefined,
+              calls: [],
+              finish: "length",
+              usage: undefined,
+            },
+            [],
+          ],
+        ],
+      },
     );
   });
 

@@ -346,7 +346,7 @@ export class ChatToResponsesStream implements EventReader {
       out +
       this.event("response.output_item.done", {
         output_index: index,
-        item: renderItem(item, this.itemStatus()),
+        item: renderItem(item, item.finished ? "completed" : this.itemStatus()),
       })
     );
   }

@@ -105,7 +105,12 @@ export function responsesToChat(body: ResponsesBody): ChatTranslation {
 
   const chat: ChatBody = { model: body.model, messages: [] };
   for (const [key, value] of Object.entries(body)) {
-    if (!HANDLED.has(key)) chat[key] = value;
+    if (HANDLED.has(key)) continue;
+    // A "__proto__" member (JSON.parse makes it an own property) stays a member, as on the chat
+    // surface, instead of setting the copy's prototype.
+    if (key === "__proto__")
+      Object.defineProperty(chat, key, { value, enumerable: true, writable: true, configurable: true });
+    else chat[key] = value;
   }
 
   const messages = chat.messages;
