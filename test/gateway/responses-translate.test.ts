@@ -255,6 +255,8 @@ describe("Responses requests chat cannot carry are a 400 (docs/gateway.md#respon
     ["automatic truncation", { truncation: "auto" }, "/truncation"],
     ["a tool call limit", { max_tool_calls: 3 }, "/max_tool_calls"],
     ["log probabilities", { top_logprobs: 2 }, "/top_logprobs"],
+    ["chat's messages", { messages: [{ role: "user", content: "smuggled" }] }, "/messages"],
+    ["several answers", { n: 2 }, "/n"],
     [
       "an include chat cannot give",
       { include: ["reasoning.encrypted_content", "message.output_text.logprobs"] },

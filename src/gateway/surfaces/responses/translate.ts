@@ -67,6 +67,8 @@ const HANDLED = new Set([
   "prompt",
   "max_tool_calls",
   "top_logprobs",
+  "messages",
+  "n",
 ]);
 
 /** Fields that need state or features chat completions does not have: set, the request is a 400. */
@@ -77,6 +79,10 @@ const REFUSED: Record<string, string> = {
   background: "background responses are not available on this model's provider",
   max_tool_calls: "max_tool_calls is not available on this model's provider",
   top_logprobs: "top_logprobs is not available on this model's provider",
+  // Chat completions' own fields, which would otherwise pass through: the prompt is `input`, and a
+  // response is one answer.
+  messages: "messages is a chat completions field: send input",
+  n: "a response is one answer: n is not available",
 };
 
 /** `include` values that are accepted and ignored: what they ask for cannot occur (see the docs). */
