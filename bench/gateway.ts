@@ -22,9 +22,14 @@
  * Streamed (closed loop, instant upstream, the same request with `"stream": true`): the bare
  * forwarder and the gateway, whose relay reads each event of the answer (about 300 of them: the
  * upstream echoes 2,000 characters a word an event); the forwarder passes the stream's bytes on
- * whole, the floor of relaying them. Reported beside the targets, not judged.
+ * whole, the floor of relaying them.
+ * A round per API the gateway governs besides chat (ALL_ROUNDS, one entry each: embeddings, Responses
+ * native and Responses translated to chat), closed loop, instant upstream, the gateway without and
+ * with the full guardrail, its CPU per request divided by the chat round's of the same policy and
+ * run. A round whose route answers 404 prints "skipped: <route> not served" and is left out.
  * BENCH_ROUNDS (3) rounds, the paths' order reversed every other round; every figure is the median
- * over rounds. Ends with each target and whether this run met it. A report: exits 0.
+ * over rounds. Ends with each target (ratios within this run; bench/README.md) and whether this run
+ * met it: a miss is printed as one, not an error. A report: exits 0.
  */
 
 import { BUILD, ensureBuilt } from "./build.js";
