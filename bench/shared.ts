@@ -98,14 +98,43 @@ export const BENCH_PROMPT = (() => {
   return `Please summarize the following notes in three sentences for the team.\n\n${text.trimEnd()}`;
 })();
 
-const FULL_CHAT_BODY = JSON.stringify({
-  model: "meta-llama/llama-3.1-8b-instruct",
-  messages: [
-    { role: "system", content: "You are a concise assistant." },
-    { role: "user", content: BENCH_PROMPT },
-  ],
-  max_tokens: 200,
-});
+/** The bench's chat model: its first endpoint's provider (groq in the catalog) speaks only chat. */
+export const CHAT_MODEL = "meta-llama/llama-3.1-8b-instruct";
+/** A chat model whose every provider speaks only chat: a Responses request to it is translated. */
+export const CHAT_ONLY_MODEL = "meta-llama/llama-3.3-70b-instruct";
+/** A model served by a provider that speaks the Responses API itself (openai). */
+export const RESPONSES_MODEL = "openai/gpt-4.1";
+/** The echo upstream's embedding model (local) and OpenAI's. */
+export const EMBEDDING_MODEL = "openai/text-embedding-3-small";
+
+/** A chat completion of `prompt`, the gateway bench's request. */
+export function chatBody(prompt: string, model = CHAT_MODEL): string {
+  return JSON.stringify({
+    model,
+    messages: [
+      { role: "system", content: "You are a concise assistant." },
+      { role: "user", content: prompt },
+    ],
+    max_tokens: 200,
+  });
+}
+
+/** The same request in the Responses API: the system message as `instructions`, the prompt as `input`. */
+export function responsesBody(prompt: string, model: string): string {
+  return JSON.stringify({
+    model,
+    instructions: "You are a concise assistant.",
+    input: prompt,
+    max_output_tokens: 200,
+  });
+}
+
+/** An embeddings request of `prompt` as its one input. */
+export function embeddingsBody(prompt: string): string {
+  return JSON.stringify({ model: EMBEDDING_MODEL, input: prompt });
+}
+
+const FULL_CHAT_BODY = chatBody(BENCH_PROMPT);
 
 /** The gateway bench's request: the 4 KB prompt, POSTed to `path`. */
 export function promptLoad(path: string): { path: string; method: "POST"; body: string } {
