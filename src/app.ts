@@ -33,6 +33,7 @@ import { auditLogRoutes } from "./http/routes/audit-log.js";
 import { chatCompletionRoutes } from "./http/routes/chat-completions.js";
 import { currentKeyRoutes } from "./http/routes/current-key.js";
 import { embeddingsRoutes } from "./http/routes/embeddings.js";
+import { responsesRoutes } from "./http/routes/responses.js";
 import { evaluateRoutes } from "./http/routes/evaluate.js";
 import { guardrailRoutes } from "./http/routes/guardrails.js";
 import { healthRoutes } from "./http/routes/health.js";
@@ -267,6 +268,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   consoleRoutes(app, options.consoleDir);
   chatCompletionRoutes(app, gateway);
   embeddingsRoutes(app, gateway);
+  responsesRoutes(app, gateway);
   direct = new DirectChat({
     gw: gateway,
     bodyLimit,
