@@ -55,7 +55,8 @@ function fillUsage(u: Json): Json | undefined {
   const out: Json = { ...u, input_tokens: input, output_tokens: output };
   if (typeof u.total_tokens !== "number") out.total_tokens = input + output;
   const inDetails = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
-  if (typeof inDetails.cached_tokens !== "number") out.input_tokens_details = { ...inDetails, cached_tokens: 0 };
+  if (typeof inDetails.cached_tokens !== "number")
+    out.input_tokens_details = { ...inDetails, cached_tokens: 0 };
   const outDetails = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
   if (typeof outDetails.reasoning_tokens !== "number")
     out.output_tokens_details = { ...outDetails, reasoning_tokens: 0 };
@@ -185,7 +186,8 @@ export class ResponsesEventReader implements EventReader {
     } catch {
       return { send: null, usage: undefined, contentBytes: 0 };
     }
-    if (!isObject(event) || typeof event.type !== "string") return { send: null, usage: undefined, contentBytes: 0 };
+    if (!isObject(event) || typeof event.type !== "string")
+      return { send: null, usage: undefined, contentBytes: 0 };
     const type = event.type;
     let out: Json | undefined;
     if (Number.isInteger(event.sequence_number)) this.sequence = event.sequence_number as number;

@@ -17,9 +17,7 @@ const ContentPart = Type.Object(
 const InputItem = Type.Object(
   {
     type: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    role: Type.Optional(
-      Type.Union(["user", "system", "developer", "assistant"].map((r) => Type.Literal(r))),
-    ),
+    role: Type.Optional(Type.Union(["user", "system", "developer", "assistant"].map((r) => Type.Literal(r)))),
     content: Type.Optional(
       Type.Union([Type.String(), Type.Array(ContentPart, { maxItems: MAX_CONTENT_PARTS })]),
     ),
@@ -47,9 +45,12 @@ export const ResponsesRequest = Type.Object(
     ),
     instructions: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     tools: Type.Optional(
-      Type.Array(Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }), {
-        maxItems: MAX_TOOLS,
-      }),
+      Type.Array(
+        Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }),
+        {
+          maxItems: MAX_TOOLS,
+        },
+      ),
     ),
     tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })])),
     text: Type.Optional(Type.Object({}, { additionalProperties: true })),
