@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { OpenRouter } from "@openrouter/sdk";
+import type { OpenResponsesResult, StreamEvents } from "@openrouter/sdk/models";
 import OpenAI from "openai";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
+import type { ScriptedAnswer } from "../../src/local-upstream/server.js";
 import { call } from "../helpers/server.js";
 import {
   type GatewayBench,
@@ -411,6 +414,118 @@ describe("POST /api/v1/responses, forwarded natively (docs/gateway.md#responses)
         bench.script.next = undefined;
       }
     });
+  });
+});
+
+/** A provider's answer that carries the text and little else: what the API requires is left out. */
+const SPARSE_ANSWER: ScriptedAnswer = {
+  body: {
+    output: [{ type: "message", content: [{ type: "output_text", text: "bare" }] }],
+    usage: { input_tokens: 3, output_tokens: 1 },
+  },
+};
+/** A provider's stream with the events' payloads alone: no sequence numbers, ids, logprobs or response fields. */
+const SPARSE_STREAM: ScriptedAnswer = {
+  events: [
+    { type: "response.created", response: {} },
+    { type: "response.output_item.added", output_index: 0, item: { type: "message", content: [] } },
+    { type: "response.output_text.delta", output_index: 0, content_index: 0, delta: "ba" },
+    { type: "response.output_text.delta", output_index: 0, content_index: 0, delta: "re" },
+    { type: "response.output_text.done", output_index: 0, content_index: 0, text: "bare" },
+    {
+      type: "response.output_item.done",
+      output_index: 0,
+      item: { type: "message", content: [{ type: "output_text", text: "bare" }] },
+    },
+    {
+      type: "response.completed",
+      response: {
+        output: [{ type: "message", content: [{ type: "output_text", text: "bare" }] }],
+        usage: { input_tokens: 3, output_tokens: 1 },
+      },
+    },
+  ].map((e) => `data: ${JSON.stringify(e)}\n\n`),
+};
+
+describe("the reference SDK @openrouter/sdk reads our Responses answers under its strict validation (docs/gateway.md#responses-answers)", () => {
+  let bench: GatewayBench;
+  before(async () => {
+    // The SDK falls back to these variables; the tests pass everything explicitly.
+    delete process.env.OPENROUTER_API_KEY;
+    delete process.env.OPENROUTER_BASE_URL;
+    bench = await startGatewayBench();
+  });
+  after(async () => {
+    await bench.close();
+  });
+
+  const client = (secret: string) =>
+    new OpenRouter({ apiKey: secret, serverURL: bench.server.baseUrl, retryConfig: { strategy: "none" } });
+
+  async function whole(secret: string): Promise<OpenResponsesResult> {
+    const res = await client(secret).responses.send({ responsesRequest: { model: GPT, input: "hello sdk" } });
+    assert.equal(Symbol.asyncIterator in res, false);
+    return res as OpenResponsesResult;
+  }
+
+  async function streamed(secret: string): Promise<StreamEvents[]> {
+    const res = await client(secret).responses.send({
+      responsesRequest: { model: GPT, input: "hello sdk", stream: true },
+    });
+    const events: StreamEvents[] = [];
+    for await (const event of res as AsyncIterable<StreamEvents>) events.push(event);
+    return events;
+  }
+
+  /** The text the deltas of a stream make. */
+  const deltaText = (events: StreamEvents[]) =>
+    events.map((e) => (e.type === "response.output_text.delta" ? e.delta : "")).join("");
+
+  it("responses.send, whole and streamed, from the echo provider", async () => {
+    const { key } = await orgWithKey(bench);
+    const res = await whole(key.secret);
+    assert.equal(res.status, "completed");
+    assert.equal(res.output[0]?.type, "message");
+    assert.equal(res.usage?.totalTokens, (res.usage?.inputTokens ?? 0) + (res.usage?.outputTokens ?? 0));
+    const events = await streamed(key.secret);
+    assert.equal(events[0]?.type, "response.created");
+    assert.equal(events.at(-1)?.type, "response.completed");
+    assert.equal(deltaText(events), "Echo: hello sdk");
+  });
+
+  it("responses.send, whole and streamed, from a provider that leaves out what it may", async () => {
+    const { key } = await orgWithKey(bench);
+    bench.script.next = () => SPARSE_ANSWER;
+    try {
+      const res = await whole(key.secret);
+      assert.equal(res.object, "response");
+      assert.equal(res.model, GPT);
+      assert.equal(res.usage?.inputTokens, 3);
+      assert.equal(res.usage?.totalTokens, 4);
+    } finally {
+      bench.script.next = undefined;
+    }
+    bench.script.next = () => SPARSE_STREAM;
+    try {
+      const events = await streamed(key.secret);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        [
+          "response.created",
+          "response.output_item.added",
+          "response.output_text.delta",
+          "response.output_text.delta",
+          "response.output_text.done",
+          "response.output_item.done",
+          "response.completed",
+        ],
+      );
+      assert.equal(deltaText(events), "bare");
+      const last = events.at(-1);
+      assert.equal(last?.type === "response.completed" ? last.response.usage?.totalTokens : null, 4);
+    } finally {
+      bench.script.next = undefined;
+    }
   });
 });
 
