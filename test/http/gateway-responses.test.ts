@@ -330,6 +330,64 @@ describe("POST /api/v1/responses, forwarded natively (docs/gateway.md#responses)
     });
   });
 
+  describe("the dry run (docs/gateway.md#dry-run)", () => {
+    const evaluate = (managementKey: string, body: Record<string, unknown>) =>
+      post(bench.server, "/api/v1/guardrails/evaluate", managementKey, body);
+
+    it("takes a Responses request with api: responses and shows it redacted as it would be forwarded", async () => {
+      const { org, steps, key } = await orgWithKey(bench);
+      await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
+      const before = bench.received.length;
+      const res = await evaluate(org.key, {
+        key_hash: key.hash,
+        api: "responses",
+        model: GPT,
+        instructions: "reply to a@example.com",
+        input: [{ role: "user", content: [{ type: "input_text", text: "from b@example.org" }] }],
+        max_output_tokens: 100,
+      });
+      assert.equal(res.status, 200, res.text);
+      const data = res.body.data;
+      assert.equal(data.allowed, true);
+      assert.equal(data.api, "responses");
+      assert.deepEqual(data.request, {
+        model: GPT,
+        instructions: "reply to [EMAIL]",
+        input: [{ role: "user", content: [{ type: "input_text", text: "from [EMAIL]" }] }],
+        max_output_tokens: 100,
+        store: false,
+      });
+      assert.equal(data.messages, null);
+      // Only endpoints whose provider speaks responses: azure is removed.
+      assert.deepEqual(
+        data.candidates.map((c: { provider: string; removed_by: { rule: string }[] }) => [
+          c.provider,
+          c.removed_by.map((r) => r.rule),
+        ]),
+        [
+          ["openai", []],
+          ["azure", ["api_not_supported"]],
+        ],
+      );
+      assert.equal(bench.received.length, before);
+    });
+
+    it("refuses what the route refuses: store true, previous_response_id, an embedding model", async () => {
+      const { org, key } = await orgWithKey(bench);
+      const cases: [Record<string, unknown>, string][] = [
+        [{ model: GPT, input: "hi", store: true }, "/store"],
+        [{ model: GPT, input: "hi", previous_response_id: "resp_1" }, "/previous_response_id"],
+        [{ model: EMBEDDING, input: "hi" }, "/model"],
+        [{ input: "hi" }, "/model"],
+      ];
+      for (const [body, path] of cases) {
+        const res = await evaluate(org.key, { key_hash: key.hash, api: "responses", ...body });
+        assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
+        assert.equal(res.body.error.metadata.issues[0].path, path, res.text);
+      }
+    });
+  });
+
   describe("budgets and spend (docs/gateway.md#responses)", () => {
     it("max_output_tokens is capped to what the budget pays for, shown in x-guardrails-max-tokens", async () => {
       const { steps, key } = await orgWithKey(bench);

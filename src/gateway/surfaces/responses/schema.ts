@@ -29,6 +29,14 @@ const InputItem = Type.Object(
   { additionalProperties: true },
 );
 
+/** A Responses request's input: a string (the user's message) or an array of input items. */
+export const ResponsesInput = Type.Union(
+  [Type.String(), Type.Array(InputItem, { maxItems: MAX_INPUT_ITEMS })],
+  {
+    description: "A string (the user's message) or an array of input items.",
+  },
+);
+
 /**
  * An OpenAI Responses request (docs/gateway.md#responses). The fields the gateway reads are typed
  * strictly; other parameters pass through to the provider unchanged. The service keeps no state:
@@ -38,11 +46,7 @@ const InputItem = Type.Object(
 export const ResponsesRequest = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 256 }),
-    input: Type.Optional(
-      Type.Union([Type.String(), Type.Array(InputItem, { maxItems: MAX_INPUT_ITEMS })], {
-        description: "A string (the user's message) or an array of input items.",
-      }),
-    ),
+    input: Type.Optional(ResponsesInput),
     instructions: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     tools: Type.Optional(
       Type.Array(
