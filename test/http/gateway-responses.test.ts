@@ -153,6 +153,32 @@ describe("POST /api/v1/responses, forwarded natively (docs/gateway.md#responses)
     });
   });
 
+  describe("a stream the provider breaks off (docs/gateway.md#responses-answers)", () => {
+    it("ends with the service's error event, which the openai SDK raises; what was sent is charged", async () => {
+      const { steps, key } = await orgWithKey(bench);
+      await guardKey(steps, key, { limit_usd: 100, reset_interval: "daily" });
+      bench.script.next = () => ({ breakStreamAfter: 5 });
+      const seen: string[] = [];
+      try {
+        const stream = await sdk(key.secret).responses.create({
+          model: GPT,
+          input: "break me off",
+          stream: true,
+        });
+        await assert.rejects(async () => {
+          for await (const event of stream) seen.push(event.type);
+        }, OpenAI.APIError);
+      } finally {
+        bench.script.next = undefined;
+      }
+      assert.equal(seen[0], "response.created");
+      assert.equal(seen.includes("response.completed"), false);
+      const current = await call(bench.server, "GET", "/api/v1/key", { key: key.secret });
+      assert.equal(current.body.data.budgets[0].reserved_usd, 0);
+      assert.equal(current.body.data.usage > 0, true);
+    });
+  });
+
   describe("content filters on every place the provider reads (docs/gateway.md#responses-roles)", () => {
     /** A request with an e-mail address in `place` (and nowhere else). */
     const places: [string, (mail: string) => Record<string, unknown>][] = [
