@@ -29,7 +29,8 @@ describe("the Responses surface (docs/gateway.md#responses)", () => {
         { type: "function_call_output", call_id: "call_1", output: "tool text" },
         { role: "developer", content: "dev text" },
       ],
-      tools: [{ type: "function", name: "fn", description: "tool description" }],
+      // The schema types only a tool's `type`; the rest passes through.
+      tools: [{ type: "function", name: "fn", description: "tool description" } as { type: string }],
       text: { format: { type: "json_schema", name: "s", schema: { description: "schema text" } } },
     };
     const roles = Object.fromEntries(

@@ -17,10 +17,19 @@ const ContentPart = Type.Object(
 const InputItem = Type.Object(
   {
     type: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    role: Type.Optional(Type.Union(["user", "system", "developer", "assistant"].map((r) => Type.Literal(r)))),
+    role: Type.Optional(
+      Type.Union([
+        Type.Literal("user"),
+        Type.Literal("system"),
+        Type.Literal("developer"),
+        Type.Literal("assistant"),
+      ]),
+    ),
     content: Type.Optional(
       Type.Union([Type.String(), Type.Array(ContentPart, { maxItems: MAX_CONTENT_PARTS })]),
     ),
+    call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    name: Type.Optional(Type.String()),
     arguments: Type.Optional(Type.String()),
     output: Type.Optional(
       Type.Union([Type.String(), Type.Array(ContentPart, { maxItems: MAX_CONTENT_PARTS })]),
