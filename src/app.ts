@@ -14,11 +14,11 @@ import { type AlertSettings, BudgetAlerts, DEFAULT_ALERT_SETTINGS } from "./gate
 import { GatewayMetrics } from "./gateway/metrics.js";
 import type { GatewayDeps } from "./gateway/prepare.js";
 import { DEFAULT_SCAN_SETTINGS, Scanner, type ScanSettings } from "./gateway/scan-request.js";
-import { chatSurface } from "./gateway/surfaces/index.js";
+import { SURFACES } from "./gateway/surfaces/index.js";
 import type { Upstreams } from "./gateway/upstream.js";
 import { type AuthThrottle, installAuth } from "./http/auth.js";
 import { consoleRoutes } from "./http/console.js";
-import { DirectChat } from "./http/direct-chat.js";
+import { DirectGateway } from "./http/direct-gateway.js";
 import { clientErrorHandler, installErrorHandler, installNotFoundHandler, sendError } from "./http/errors.js";
 import { installIngress, regionReader } from "./http/ingress.js";
 import { installJsonParser } from "./http/json-parser.js";
@@ -121,8 +121,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await renameZdrFamilies(deps);
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   // The chat completions route is served from Node's server before the router where it can be
-  // (src/http/direct-chat.ts); it is made once the gateway is, below.
-  let direct: DirectChat | undefined;
+  // (src/http/direct-gateway.ts); it is made once the gateway is, below.
+  let direct: DirectGateway | undefined;
   const dispatch = (handler: RequestListener) => (request: IncomingMessage, response: ServerResponse) => {
     if (direct?.take(request, response) !== true) handler(request, response);
   };
@@ -269,11 +269,16 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   chatCompletionRoutes(app, gateway);
   embeddingsRoutes(app, gateway);
   responsesRoutes(app, gateway);
-  direct = new DirectChat({
+  direct = new DirectGateway({
     gw: gateway,
     bodyLimit,
     regionOf,
-    validate: strict.compile(chatSurface.requestSchema),
+    routes: new Map(
+      SURFACES.map((surface) => [
+        surface.route,
+        { surface, validate: strict.compile(surface.requestSchema) },
+      ]),
+    ),
     log: app.log,
     closing: () => closing,
   });

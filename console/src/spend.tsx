@@ -3,13 +3,15 @@ import type uPlot from "uplot";
 import { type Budget, describe, type Key, listAll, type Member, usd, when } from "./api.js";
 import { ErrorText } from "./ui.js";
 
-type Dimension = "key" | "member" | "model" | "provider";
-const DIMENSIONS: Dimension[] = ["key", "member", "model", "provider"];
-const FIELD: Record<Dimension, "key_hash" | "member_user_id" | "model" | "provider"> = {
+type Dimension = "key" | "member" | "model" | "provider" | "api";
+const DIMENSIONS: Dimension[] = ["key", "member", "model", "provider", "api"];
+const FIELD: Record<Dimension, "key_hash" | "member_user_id" | "model" | "provider" | "api"> = {
   key: "key_hash",
   member: "member_user_id",
   model: "model",
   provider: "provider",
+  // The API each request was made on: chat, embeddings, ... (docs/behaviour.md#usage-by-api).
+  api: "api",
 };
 /** Beyond this many lines a chart is unreadable: the rest are summed as "others". */
 const MAX_SERIES = 6;
@@ -22,6 +24,7 @@ interface UsageRow {
   member_user_id?: string | null;
   model?: string | null;
   provider?: string | null;
+  api?: string | null;
   spend_usd: number;
   requests: number;
 }

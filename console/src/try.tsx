@@ -15,7 +15,10 @@ interface Decision {
     label: string;
     count: number;
   }[];
-  messages: { role: string; content: unknown }[];
+  /** The chat request's messages as they would be forwarded; null for an API without them. */
+  messages: { role: string; content: unknown }[] | null;
+  /** The whole request as it would be forwarded, in its API's shape. */
+  request: Record<string, unknown>;
   budgets: { layer: string; scope: string; limit_usd: number; spend_usd: number; resets_at: string }[];
   worst_case_cost_usd: number;
 }
@@ -29,17 +32,67 @@ function textOf(content: unknown): string {
   return JSON.stringify(content);
 }
 
+/**
+ * An API a request can be tried on (docs/behaviour.md#console-try-api): the dry run's `api`, how the
+ * dry run's request is made from the message typed, which catalog models it offers, and how the
+ * text it would forward is shown.
+ */
+export interface TryApi {
+  id: string;
+  label: string;
+  /** What the text typed is, in this API's request. */
+  textLabel: string;
+  /** The request's own fields for `message`; the model, key and region are added to them. */
+  body(message: string): Record<string, unknown>;
+  /** A model of another API would be a 400 (docs/gateway.md#provider-apis): only its own are offered. */
+  offers(model: Model): boolean;
+  /** The heading over the forwarded text, and that text read from the forwarded request. */
+  forwardedLabel: string;
+  forwarded(d: Decision): string;
+}
+
+/** The texts of an embeddings request's `input`, one a line; token ids as written. */
+function inputLines(input: unknown): string {
+  const items = Array.isArray(input) && typeof input[0] !== "number" ? input : [input];
+  return items.map((item) => (typeof item === "string" ? item : JSON.stringify(item))).join("\n");
+}
+
+/** The APIs of Try a request, in the picker's order: one more API is one more entry. */
+export const TRY_APIS: readonly TryApi[] = [
+  {
+    id: "chat",
+    label: "Chat completions",
+    textLabel: "Message",
+    body: (message) => ({ messages: [{ role: "user", content: message }] }),
+    offers: (m) => (m.api ?? "chat") === "chat",
+    forwardedLabel: "The messages as they would be forwarded",
+    forwarded: (d) => (d.messages ?? []).map((m) => `${m.role}: ${textOf(m.content)}`).join("\n"),
+  },
+  {
+    id: "embeddings",
+    label: "Embeddings",
+    textLabel: "Input to embed",
+    body: (message) => ({ input: message }),
+    offers: (m) => m.api === "embeddings",
+    forwardedLabel: "The input as it would be forwarded",
+    forwarded: (d) => inputLines(d.request.input),
+  },
+];
+
 /** The dry run: what the gateway would decide for a key and a message, with nothing sent or spent. */
 export function TryRequest() {
   const [keys, setKeys] = useState<Key[] | undefined>();
-  const [catalog, setCatalog] = useState<Model[]>([]);
+  const [all, setAll] = useState<Model[]>([]);
+  const [apiId, setApiId] = useState(TRY_APIS[0]?.id ?? "chat");
   const [key, setKey] = useState("");
   const [region, setRegion] = useState("global");
-  const [model, setModel] = useState("");
+  const [picked, setModel] = useState("");
   const [message, setMessage] = useState("");
   const [decision, setDecision] = useState<Decision | undefined>();
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
+  /** The API of the decision shown, which the picker may have left since. */
+  const [shownApi, setShownApi] = useState<TryApi | undefined>();
   useEffect(() => {
     listAll<Key>("/keys").then(
       (list) => {
@@ -49,17 +102,19 @@ export function TryRequest() {
       (e) => setError(describe(e)),
     );
     models().then(
-      (all) => {
-        // The dry run here sends a chat request: an embedding model would be a 400 (docs/gateway.md#provider-apis).
-        const list = all.filter((m) => m.api !== "embeddings");
-        setCatalog(list);
-        // A model no configured provider serves is refused (503) whatever the guardrails say, so
-        // the first guess is one this installation serves (docs/behaviour.md#console-try-model).
-        setModel((m) => m || (list.find(servable) ?? list[0])?.id || "");
-      },
+      (list) => setAll(list),
       (e) => setError(describe(e)),
     );
   }, []);
+  const chosen = TRY_APIS.find((a) => a.id === apiId) ?? (TRY_APIS[0] as TryApi);
+  const catalog = all.filter(chosen.offers);
+  // The model picked, while the chosen API offers it; else (none picked yet, or one of the API left)
+  // the API's own first guess.
+  const model = catalog.some((m) => m.id === picked) ? picked : firstModel(catalog);
+  const pickApi = (id: string) => {
+    setApiId(id);
+    setDecision(undefined);
+  };
   const served = catalog.filter(servable);
   const unserved = catalog.filter((m) => !servable(m));
   const run = async (event: Event) => {
@@ -69,12 +124,14 @@ export function TryRequest() {
     setDecision(undefined);
     try {
       const { data } = await api<{ data: Decision }>("POST", "/guardrails/evaluate", {
+        ...chosen.body(message),
         key_hash: key,
         ingress_region: region,
+        api: chosen.id,
         model,
-        messages: [{ role: "user", content: message }],
       });
       setDecision(data);
+      setShownApi(chosen);
     } catch (e) {
       setError(describe(e));
     } finally {
@@ -113,6 +170,14 @@ export function TryRequest() {
             </option>
           ))}
         </select>
+        <label for="try-api">API</label>
+        <select id="try-api" value={chosen.id} onChange={(e) => pickApi(e.currentTarget.value)}>
+          {TRY_APIS.map((a) => (
+            <option value={a.id} key={a.id}>
+              {a.label}
+            </option>
+          ))}
+        </select>
         <label for="try-model">Model</label>
         <select
           id="try-model"
@@ -140,13 +205,15 @@ export function TryRequest() {
           )}
         </select>
         <p class="hint" id="try-model-hint">
-          {served.length === 0
-            ? "No provider of any model is configured on this installation: every request would be refused (503)."
-            : catalog.some((m) => m.id === model && !servable(m))
-              ? "No provider of this model is configured here: the gateway would refuse it (503)."
-              : `${served.length} of ${catalog.length} models are served by a provider configured here.`}
+          {catalog.length === 0
+            ? "The catalog has no model on this API."
+            : served.length === 0
+              ? "No provider of any model on this API is configured on this installation: every request would be refused (503)."
+              : catalog.some((m) => m.id === model && !servable(m))
+                ? "No provider of this model is configured here: the gateway would refuse it (503)."
+                : `${served.length} of ${catalog.length} models are served by a provider configured here.`}
         </p>
-        <label for="try-message">Message</label>
+        <label for="try-message">{chosen.textLabel}</label>
         <textarea
           id="try-message"
           rows={4}
@@ -160,12 +227,20 @@ export function TryRequest() {
         </div>
       </form>
       <ErrorText message={error} />
-      {decision && <DecisionView d={decision} />}
+      {decision && shownApi && <DecisionView d={decision} on={shownApi} />}
     </section>
   );
 }
 
-function DecisionView({ d }: { d: Decision }) {
+/**
+ * A model no configured provider serves is refused (503) whatever the guardrails say, so the first
+ * guess is one this installation serves (docs/behaviour.md#console-try-model).
+ */
+function firstModel(list: Model[]): string {
+  return (list.find(servable) ?? list[0])?.id ?? "";
+}
+
+function DecisionView({ d, on }: { d: Decision; on: TryApi }) {
   return (
     <div class="decision" id="decision" aria-live="polite">
       <h2 class={d.allowed ? "allowed" : "refused"} id="decision-verdict">
@@ -195,8 +270,12 @@ function DecisionView({ d }: { d: Decision }) {
           ))}
         </ul>
       )}
-      <h3>The messages as they would be forwarded</h3>
-      <pre id="decision-redacted">{d.messages.map((m) => `${m.role}: ${textOf(m.content)}`).join("\n")}</pre>
+      <h3>{on.forwardedLabel}</h3>
+      <pre id="decision-redacted">{on.forwarded(d)}</pre>
+      <details>
+        <summary>The whole request as it would be forwarded</summary>
+        <pre id="decision-request">{JSON.stringify(d.request, null, 2)}</pre>
+      </details>
       <h3>Endpoints chosen</h3>
       {d.endpoints.length === 0 ? (
         <p>None.</p>

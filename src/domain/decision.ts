@@ -45,6 +45,11 @@ export interface DecisionInput {
   unavailableProviders: ReadonlySet<string>;
   /** The API the request is made on (absent: chat); endpoints whose provider does not speak it are removed. */
   api?: Api;
+  /**
+   * The request can also be carried over chat completions (translated): an endpoint whose provider
+   * speaks chat stays a candidate (docs/gateway.md#provider-apis).
+   */
+  viaChat?: boolean;
 }
 
 /** Why a provider endpoint was removed from the candidates. */
@@ -217,7 +222,10 @@ function judgeEndpoints(input: DecisionInput, model: Model): Candidate[] {
       removed.push({ rule: "outside_ingress_region", guardrail_ids: [] });
     if (input.unavailableProviders.has(p)) removed.push({ rule: "provider_unavailable", guardrail_ids: [] });
     // A provider that does not speak the request's API cannot serve it (docs/gateway.md#provider-apis).
-    if (!input.catalog.speaks(p, input.api ?? DEFAULT_API))
+    if (
+      !input.catalog.speaks(p, input.api ?? DEFAULT_API) &&
+      !(input.viaChat && input.catalog.speaks(p, "chat"))
+    )
       removed.push({ rule: "api_not_supported", guardrail_ids: [] });
     return { endpoint, removed_by: removed };
   });

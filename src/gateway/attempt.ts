@@ -76,6 +76,7 @@ export class Attempt {
       completionTokens: usage.completion_tokens,
       costMicros: cost,
       guardrailIds: this.keyPolicy.applied.map((a) => a.guardrail.id),
+      api: this.prepared.api,
     });
     this.watchAlerts();
     this.gw.metrics.spendMicros.inc({ provider }, cost);

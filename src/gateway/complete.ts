@@ -58,28 +58,48 @@ async function readWhole(body: Readable): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** The header naming the tools a translated request left out (docs/gateway.md#provider-apis). */
+export const DROPPED_TOOLS_HEADER = "x-guardrails-dropped-tools";
+
+/** How the request went to the endpoint that answered: in the surface's own API, or as chat. */
+type Wire = { native: true } | { native: false; dropped: string[] };
+
 /**
  * Sends the request to the first endpoint that answers, trying the next only when nothing was
  * answered (connection failures, 429, 5xx), and only endpoints charged alike (same free and
- * bring-your-own-key standing) so the reservation still fits.
+ * bring-your-own-key standing) so the reservation still fits. An endpoint whose provider does not
+ * speak the surface's API is sent the request translated to chat completions.
  */
-async function sendToUpstream(
+async function sendToUpstream<Body extends object>(
   a: Attempt,
-  path: string,
-  body: object,
+  surface: Surface<Body>,
+  bodies: { forwarded: Body; capped: Body },
+  stream: boolean,
   sent: { body: object; text?: string | undefined },
   signal: AbortSignal | undefined,
-): Promise<UpstreamReply> {
+): Promise<{ reply: UpstreamReply; wire: Wire }> {
   const first = a.endpoint;
   const alike = a.prepared.decision.endpoints.filter((e) => e.free === first.free && e.byok === first.byok);
+  const catalog = a.gw.services.catalog;
+  let translated: { body: object; dropped: string[] } | undefined;
   let lastError: AppError | undefined;
   for (const endpoint of alike) {
     a.endpoint = endpoint;
     a.started = process.hrtime.bigint();
-    const payload = forwardedText(sent.text, sent.body, body, endpoint.model_id ?? a.model.slug);
+    const model = endpoint.model_id ?? a.model.slug;
+    const translation = catalog.speaks(endpoint.provider, surface.api) ? undefined : surface.translation;
+    let path = surface.upstreamPath;
+    let payload: string;
+    let wire: Wire = { native: true };
+    if (translation) {
+      translated ??= translation.request(bodies.capped, stream);
+      path = translation.upstreamPath;
+      payload = JSON.stringify({ ...translated.body, model });
+      wire = { native: false, dropped: translated.dropped };
+    } else payload = forwardedText(sent.text, sent.body, bodies.forwarded, model);
     try {
       const reply = await a.gw.upstreams.send(endpoint.provider, path, payload, signal);
-      if (reply.status < 400) return reply;
+      if (reply.status < 400) return { reply, wire };
       lastError = await upstreamError(a.gw, endpoint.provider, reply);
       if (!retryable(reply.status)) break;
     } catch (err) {
@@ -150,14 +170,24 @@ export async function completeGoverned<Body extends object>(
   const cap = admitted.admission ? outputCap(surface, body, model, admitted.admission.tokens) : null;
   const headers: Record<string, string> = cap === null ? {} : { [OUTPUT_CAP_HEADER]: String(cap) };
   const stream = surface.streams(body);
-  const forwarded = surface.forwardBody(surface.withOutputCap(prepared.redacted, cap), body, stream);
+  const capped = surface.withOutputCap(prepared.redacted, cap);
+  // As forwarded in the surface's own API; a translation starts from `capped`, the redacted request.
+  const forwarded = surface.forwardBody(capped, body, stream);
   // Only a stream is stopped when its client goes away; a signal costs every request listeners.
   const controller = stream ? new AbortController() : undefined;
   let reply: UpstreamReply;
+  let wire: Wire;
   // From here every way out settles or releases, which ends the renewals.
   attempt.keepHeld(hold);
   try {
-    reply = await sendToUpstream(attempt, surface.upstreamPath, forwarded, request, controller?.signal);
+    ({ reply, wire } = await sendToUpstream(
+      attempt,
+      surface,
+      { forwarded, capped },
+      stream,
+      request,
+      controller?.signal,
+    ));
   } catch (err) {
     await attempt.release();
     gw.metrics.requests.inc({
@@ -167,17 +197,19 @@ export async function completeGoverned<Body extends object>(
     });
     throw err;
   }
+  const translation = wire.native ? undefined : surface.translation;
+  if (!wire.native && wire.dropped.length > 0) headers[DROPPED_TOOLS_HEADER] = wire.dropped.join(", ");
   const defaults: AnswerDefaults = {
     id: `gen-${requestId}`,
     created: Math.floor(gw.services.now().getTime() / 1000),
     model: model.slug,
   };
   if (controller && reply.contentType.startsWith("text/event-stream")) {
-    return {
-      kind: "stream",
-      stream: relayStream(attempt, reply.body, surface, surface.eventReader(body, defaults), controller),
-      headers,
-    };
+    const events = translation ? translation.events(capped, defaults) : surface.eventReader(body, defaults);
+    const ends = translation
+      ? { api: surface.api, streamTerminator: translation.streamTerminator, streamEnd: "" }
+      : surface;
+    return { kind: "stream", stream: relayStream(attempt, reply.body, ends, events, controller), headers };
   }
   let text: string;
   try {
@@ -193,8 +225,13 @@ export async function completeGoverned<Body extends object>(
   } catch {
     parsed = undefined;
   }
-  await attempt.settle(attempt.usage(surface.usageOf(parsed), Buffer.byteLength(text)));
+  const usage = translation ? translation.usageOf(parsed) : surface.usageOf(parsed);
+  await attempt.settle(attempt.usage(usage, Buffer.byteLength(text)));
   gw.metrics.requests.inc({ outcome: "forwarded", reason: "", api: surface.api });
-  const payload = reply.status < 300 ? surface.completeAnswer(text, parsed, defaults) : text;
+  let payload = text;
+  if (reply.status < 300)
+    payload = translation
+      ? translation.answer(text, parsed, capped, defaults)
+      : surface.completeAnswer(text, parsed, defaults);
   return { kind: "json", status: reply.status, contentType: reply.contentType, payload, headers };
 }

@@ -1,5 +1,5 @@
 import type { OutputAllowance } from "../domain/budget-admission.js";
-import { DEFAULT_API, type Region } from "../domain/catalog.js";
+import { type Api, DEFAULT_API, type Region } from "../domain/catalog.js";
 import type { ChatText } from "../domain/chat-texts.js";
 import type { BuiltinSlug } from "../domain/content-filters.js";
 import { type ContentFilters, compileFilters, type Detector } from "../domain/content-scan.js";
@@ -56,6 +56,8 @@ export interface Prepared<Body extends object> {
   /** Settled spend and open reservations per budget layer. */
   spent: number[];
   reserved: number[];
+  /** The API of the surface the request came through, recorded with its spend. */
+  api: Api;
 }
 
 /**
@@ -139,8 +141,17 @@ export async function prepareRequest<Body extends object>(
     catalog: gw.services.catalog,
     unavailableProviders: gw.upstreams.unavailable,
     api: surface.api,
+    viaChat: surface.translation !== undefined,
   });
   const redacted = surface.replaceTexts(body, decision.scan.replacements, texts);
   gw.metrics.decisionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-  return { decision, texts, messageCount, redacted, spent: usage.spent, reserved: usage.reserved };
+  return {
+    decision,
+    texts,
+    messageCount,
+    redacted,
+    spent: usage.spent,
+    reserved: usage.reserved,
+    api: surface.api,
+  };
 }

@@ -136,7 +136,8 @@ export function relayStream(
     } catch (err) {
       a.log.error({ err }, "settling a streamed request failed");
     }
-    if (surface.streamEnd !== "") send(surface.streamEnd);
+    const closing = (client && !failed && events.end?.()) || "";
+    if (closing !== "" || surface.streamEnd !== "") send(closing + surface.streamEnd);
     out.end();
   })();
   return out;

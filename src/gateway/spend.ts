@@ -1,5 +1,6 @@
 import type { Admission } from "../domain/budget-admission.js";
 import { budgetWindow } from "../domain/budget-window.js";
+import type { Api } from "../domain/catalog.js";
 import type { BudgetCheck } from "../domain/decision.js";
 import { newId } from "../domain/ids.js";
 import { type BudgetLayer, counterIdOf, counterSubject, type EffectivePolicy } from "../domain/policy.js";
@@ -153,6 +154,8 @@ export interface SpendRecord {
   costMicros: number;
   /** The guardrails that governed the request, for usage by guardrail. */
   guardrailIds: readonly string[];
+  /** The API the request was made on, for usage by API (docs/behaviour.md#usage-by-api). */
+  api: Api;
 }
 
 /**
@@ -183,6 +186,7 @@ export async function settle(
       completion_tokens: spend.completionTokens,
       cost_micros: spend.costMicros,
       created_at: deps.now().toISOString(),
+      api: spend.api,
     },
     spend.guardrailIds,
   );

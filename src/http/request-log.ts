@@ -27,7 +27,7 @@ export class OneLinePerRequest extends LogController {
 
 /**
  * Writes a request's one line: for the app's routes (above) and for the chat completions route
- * served from Node's server (direct-chat.ts), so both log the same fields under the same messages.
+ * served from Node's server (direct-gateway.ts), so both log the same fields under the same messages.
  * `request` and `response` go through the logger's serializers (requestForLog, the status code).
  */
 export function writeRequestLine(

@@ -1,4 +1,5 @@
 import { activityRange } from "../domain/activity-window.js";
+import type { Api } from "../domain/catalog.js";
 import { invalidRequest } from "../domain/errors.js";
 import { microsToUsd } from "../domain/money.js";
 import { readUsageReport, type UsageDimension } from "../storage/usage-repo.js";
@@ -10,6 +11,8 @@ export interface ActivityQuery {
   keyHash?: string;
   memberUserId?: string;
   workspaceId?: string;
+  /** Only requests made on this API. */
+  api?: Api;
   /** One row per workspace as well, each carrying its `workspace_id`. */
   byWorkspace: boolean;
 }
@@ -27,6 +30,8 @@ export interface ActivityItem {
   prompt_tokens: number;
   completion_tokens: number;
   reasoning_tokens: number;
+  /** The API the requests were made on (docs/behaviour.md#usage-by-api). */
+  api: string;
   workspace_id?: string;
 }
 
@@ -52,7 +57,9 @@ export async function reportActivity(
   if (q.keyHash !== undefined) filters.key = q.keyHash;
   if (q.memberUserId !== undefined) filters.member = q.memberUserId;
   if (q.workspaceId !== undefined) filters.workspace = q.workspaceId;
-  const groupBy: UsageDimension[] = ["day", "model", "provider"];
+  if (q.api !== undefined) filters.api = q.api;
+  // By API too, so a row says which API it counts: a model served on two APIs has a row for each.
+  const groupBy: UsageDimension[] = ["day", "model", "provider", "api"];
   if (q.byWorkspace) groupBy.push("workspace");
   const report = await readUsageReport(deps.db, organizationId, {
     ...range,
@@ -81,6 +88,7 @@ export async function reportActivity(
         completion_tokens: r.completion_tokens,
         // The ledger does not record reasoning tokens apart; providers count them in completion tokens.
         reasoning_tokens: 0,
+        api: r.group.api ?? "chat",
       };
       if (q.byWorkspace) item.workspace_id = r.group.workspace ?? "";
       return item;

@@ -32,6 +32,7 @@ const FIELD = {
   guardrail: "guardrail_id",
   model: "model",
   provider: "provider",
+  api: "api",
 } as const satisfies Record<UsageDimension, string>;
 
 /** One group of a usage report: the values it was grouped by, then what was spent in it. */

@@ -417,16 +417,89 @@ const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
       await db.schema.dropIndex("spend_ledger_org").execute();
     },
   },
+  "0011_spend_by_api": {
+    async up(db: AnyDb) {
+      // The API each forwarded request was made on (docs/behaviour.md#usage-by-api). Everything
+      // recorded before was a chat completion or an embeddings request; the embeddings surface came
+      // with no column of its own, so its older rows are counted as chat too.
+      await db.schema
+        .alterTable("spend_ledger")
+        .addColumn("api", "text", (c) => c.notNull().defaultTo("chat"))
+        .execute();
+      // The API joins the rollup's primary key, which neither database can change in place on
+      // SQLite: the table is built again beside the old one, filled, and put in its place.
+      await db.schema
+        .createTable("spend_rollup_next")
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("day", "text", (c) => c.notNull())
+        .addColumn("guardrail_id", "text", (c) => c.notNull())
+        .addColumn("key_hash", "text", (c) => c.notNull())
+        .addColumn("workspace_id", "text", (c) => c.notNull())
+        .addColumn("member_user_id", "text", (c) => c.notNull())
+        .addColumn("model", "text", (c) => c.notNull())
+        .addColumn("provider", "text", (c) => c.notNull())
+        .addColumn("byok", "integer", (c) => c.notNull())
+        .addColumn("requests", "bigint", (c) => c.notNull())
+        .addColumn("prompt_tokens", "bigint", (c) => c.notNull())
+        .addColumn("completion_tokens", "bigint", (c) => c.notNull())
+        .addColumn("cost_micros", "bigint", (c) => c.notNull())
+        .addColumn("api", "text", (c) => c.notNull().defaultTo("chat"))
+        // Named apart from the old table's key: PostgreSQL names constraints per schema.
+        .addPrimaryKeyConstraint("spend_rollup_api_pk", [
+          "organization_id",
+          "day",
+          "guardrail_id",
+          "key_hash",
+          "model",
+          "provider",
+          "byok",
+          "api",
+        ])
+        .execute();
+      await sql`insert into spend_rollup_next
+        select organization_id, day, guardrail_id, key_hash, workspace_id, member_user_id, model,
+               provider, byok, requests, prompt_tokens, completion_tokens, cost_micros, 'chat'
+          from spend_rollup`.execute(db);
+      await db.schema.dropTable("spend_rollup").execute();
+      await db.schema.alterTable("spend_rollup_next").renameTo("spend_rollup").execute();
+      await db.schema
+        .createIndex("spend_rollup_key")
+        .on("spend_rollup")
+        .columns(["organization_id", "key_hash", "day"])
+        .execute();
+      await db.schema
+        .createIndex("spend_rollup_member")
+        .on("spend_rollup")
+        .columns(["organization_id", "member_user_id", "day"])
+        .execute();
+      // PostgreSQL only, like 0004: the batch writes the API into both tables.
+      if (dialect === "postgres") await sql.raw(postgresScript("0011_spend_by_api.sql")).execute(db);
+    },
+  },
 });
 
 export async function migrateToLatest(db: AnyDb, dialect: Dialect): Promise<void> {
+  await migrate(db, dialect);
+}
+
+/**
+ * Runs the history up to and including the migration named `last`: a database as the version that
+ * ended there left it, for the tests that upgrade one (test/storage/).
+ */
+export async function migrateUpTo(db: AnyDb, dialect: Dialect, last: string): Promise<void> {
+  await migrate(db, dialect, last);
+}
+
+async function migrate(db: AnyDb, dialect: Dialect, last?: string): Promise<void> {
   const provider: MigrationProvider = {
     async getMigrations() {
       return migrationsFor(dialect);
     },
   };
   const migrator = new Migrator({ db, provider });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (last === undefined
+    ? migrator.migrateToLatest()
+    : migrator.migrateTo(last));
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? failed?.migrationName);

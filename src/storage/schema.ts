@@ -162,6 +162,8 @@ export interface SpendLedgerTable {
   completion_tokens: number;
   cost_micros: number;
   created_at: string;
+  /** The API the request was made on (src/domain/catalog.ts `Api`); 'chat' for rows older than the column. */
+  api: string;
 }
 
 export interface SpendRollupTable {
@@ -181,6 +183,8 @@ export interface SpendRollupTable {
   prompt_tokens: number;
   completion_tokens: number;
   cost_micros: number;
+  /** The API of the requests (docs/behaviour.md#usage-by-api). */
+  api: string;
 }
 
 /** A budget alert raised once: one row per counter, window and threshold (the unique key is the dedupe). */

@@ -221,6 +221,7 @@ export function rollupRows(ledger: SpendLedgerTable, guardrailIds: readonly stri
     prompt_tokens: ledger.prompt_tokens,
     completion_tokens: ledger.completion_tokens,
     cost_micros: ledger.cost_micros,
+    api: ledger.api,
   }));
 }
 
@@ -236,7 +237,7 @@ export async function rollUpSpend(
       .values(row)
       .onConflict((oc) =>
         oc
-          .columns(["organization_id", "day", "guardrail_id", "key_hash", "model", "provider", "byok"])
+          .columns(["organization_id", "day", "guardrail_id", "key_hash", "model", "provider", "byok", "api"])
           .doUpdateSet({
             requests: sql`spend_rollup.requests + 1`,
             prompt_tokens: sql`spend_rollup.prompt_tokens + excluded.prompt_tokens`,

@@ -10,6 +10,8 @@ export const USAGE_DIMENSIONS = {
   guardrail: "guardrail_id",
   model: "model",
   provider: "provider",
+  /** The API the requests were made on (docs/behaviour.md#usage-by-api). */
+  api: "api",
 } as const;
 
 export type UsageDimension = keyof typeof USAGE_DIMENSIONS;

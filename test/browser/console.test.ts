@@ -327,6 +327,24 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     await page.waitForSelector("#decision-reasons", WAIT);
     assert.match(await text("#decision-verdict"), /^Refused \(403\)$/);
 
+    // The same message as an embeddings request (docs/behaviour.md#console-try-api): the guardrail
+    // allows no embedding model, and the input it would forward is redacted as the messages were.
+    await page.select("#try-api", "embeddings");
+    await page.waitForFunction(
+      () =>
+        (document.querySelector("#try-model") as HTMLSelectElement | null)?.value ===
+        "openai/text-embedding-3-small",
+      WAIT,
+    );
+    await clickButton("Evaluate");
+    await page.waitForSelector("#decision-request", WAIT);
+    assert.match(await text("#decision-verdict"), /^Refused \(403\)$/);
+    assert.match(await text("#decision-reasons"), /model/i);
+    assert.equal(await text("#decision-redacted"), "Mail [EMAIL] about [TICKET]");
+    const asForwarded = JSON.parse(await text("#decision-request"));
+    assert.deepEqual(asForwarded.input, "Mail [EMAIL] about [TICKET]");
+    assert.equal("messages" in asForwarded, false);
+
     // A governed request through the API with the key: redacted on its way, and spent.
     const sent = await chat(bench.server, secret, ask("Mail ada@example.com"));
     assert.equal(sent.status, 200, sent.text);
@@ -349,6 +367,11 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     assert.equal(totals[0], "app");
     assert.equal(Number(totals[1]?.replace(/[$,]/g, "")), spent);
     await shoot("spend");
+    // By API, the same spend is the chat API's (docs/behaviour.md#usage-by-api).
+    await page.select("#spend-by", "api");
+    await xpath("//table[@id='spend-totals']//td[.='chat']");
+    const byApi = await page.$eval("#spend-totals tbody tr", (tr) => [...tr.cells].map((c) => c.textContent));
+    assert.equal(Number(byApi[1]?.replace(/[$,]/g, "")), spent);
 
     // The audit log: each entry's change is a field-by-field before and after, readable at 1280 px
     // and at phone width (docs/behaviour.md#console-audit-entries). An update to read first.
@@ -471,7 +494,7 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     await page.waitForSelector("#management-key", WAIT);
   });
 
-  it("on a fresh install, with no provider key, Try a request preselects a model the local provider serves and the dry run allows it (docs/behaviour.md#console-try-model)", async () => {
+  it("on a fresh install, with no provider key, Try a request preselects a model the local provider serves and the dry run allows it, on chat and on embeddings picked in the API picker (docs/behaviour.md#console-try-model; docs/behaviour.md#console-try-api)", async () => {
     let fresh: TestServer | undefined;
     const context = await browser.createBrowserContext();
     try {
@@ -484,9 +507,12 @@ describe("the admin console in Chromium (README.md#admin-console)", {
         api?: string;
         endpoints: { provider: string; available: boolean }[];
       }[];
-      // Try a request is a chat dry run: embedding models are not offered (docs/behaviour.md#console-try-model).
+      // Chat is the API picked first: embedding models are not offered with it (docs/behaviour.md#console-try-api).
       const catalog = models.filter((m) => (m.api ?? "chat") === "chat");
-      assert.ok(catalog.length < models.length, "the catalog has embedding models to leave out");
+      const embedding = models.filter((m) => m.api === "embeddings");
+      assert.ok(embedding.length > 0, "the catalog has embedding models to leave out");
+      const servedEmbedding = embedding.filter((m) => m.endpoints.some((e) => e.available)).map((m) => m.id);
+      assert.deepEqual(servedEmbedding, ["openai/text-embedding-3-small"]);
       const served = catalog.filter((m) => m.endpoints.some((e) => e.available)).map((m) => m.id);
       assert.ok(served.includes("meta-llama/llama-3.1-8b-instruct"), served.join(", "));
       // The catalog's first model is one no configured provider serves: the old default.
@@ -501,20 +527,48 @@ describe("the admin console in Chromium (README.md#admin-console)", {
       await tab.click("button[type=submit]");
       await tab.waitForSelector("#try-model option", WAIT);
       await tab.waitForNetworkIdle({ idleTime: 250, timeout: WAIT.timeout });
+      assert.equal(await tab.$eval("#try-api", (el) => (el as HTMLSelectElement).value), "chat");
       const picked = await tab.$eval("#try-model", (el) => (el as HTMLSelectElement).value);
       assert.ok(served.includes(picked), `${picked} is not served here`);
-      const groups = await tab.$$eval("#try-model optgroup", (gs) =>
-        gs.map((g) => [g.getAttribute("label"), g.children.length]),
-      );
-      assert.deepEqual(groups, [
+      const groups = () =>
+        tab.$$eval("#try-model optgroup", (gs) =>
+          gs.map((g) => [g.getAttribute("label"), g.children.length]),
+        );
+      const offered = () =>
+        tab.$$eval("#try-model option", (os) => os.map((o) => (o as HTMLOptionElement).value).sort());
+      assert.deepEqual(await groups(), [
         ["Served here", served.length],
         ["No provider configured here", catalog.length - served.length],
       ]);
+      assert.deepEqual(await offered(), catalog.map((m) => m.id).sort());
       await tab.type("#try-message", "hello");
       await tab.click("button[type=submit]");
       await tab.waitForSelector("#decision-verdict", WAIT);
       assert.equal(await tab.$eval("#decision-verdict", (el) => el.textContent), "Allowed");
       assert.match(await tab.$eval("#decision-endpoints", (el) => el.textContent ?? ""), /local in global/);
+      assert.equal(await tab.$eval("#decision-redacted", (el) => el.textContent), "user: hello");
+
+      // Embeddings picked: only the embedding models, the served one preselected, and the dry run
+      // shows the input as an embeddings request would forward it.
+      await tab.select("#try-api", "embeddings");
+      await tab.waitForFunction(
+        (first) => (document.querySelector("#try-model") as HTMLSelectElement | null)?.value === first,
+        WAIT,
+        servedEmbedding[0],
+      );
+      assert.equal(await tab.$("#decision-verdict"), null, "the chat decision is gone with its API");
+      assert.deepEqual(await offered(), embedding.map((m) => m.id).sort());
+      assert.deepEqual(await groups(), [
+        ["Served here", servedEmbedding.length],
+        ["No provider configured here", embedding.length - servedEmbedding.length],
+      ]);
+      await tab.click("button[type=submit]");
+      await tab.waitForSelector("#decision-request", WAIT);
+      assert.equal(await tab.$eval("#decision-verdict", (el) => el.textContent), "Allowed");
+      assert.equal(await tab.$eval("#decision-redacted", (el) => el.textContent), "hello");
+      assert.match(await tab.$eval("#decision-endpoints", (el) => el.textContent ?? ""), /local in global/);
+      const forwarded = JSON.parse(await tab.$eval("#decision-request", (el) => el.textContent ?? ""));
+      assert.deepEqual(forwarded, { model: "openai/text-embedding-3-small", input: "hello" });
     } finally {
       await context.close();
       await fresh?.close();

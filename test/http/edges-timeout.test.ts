@@ -5,7 +5,7 @@ import { type AddressInfo, connect, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadConfig } from "../../src/config.js";
-import { DirectChat } from "../../src/http/direct-chat.js";
+import { DirectGateway } from "../../src/http/direct-gateway.js";
 import { listenForRegion } from "../../src/http/region-listeners.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
 import { ask, chat, events, LLAMA } from "./gateway-support.js";
@@ -23,10 +23,10 @@ const LIMIT_MS = 1500;
 /** Far longer than the limit and its check interval: only a connection the server never closes meets it. */
 const GUARD_MS = 8 * LIMIT_MS;
 
-/** Counts which requests DirectChat served, without changing what it does. */
+/** Counts which requests DirectGateway served, without changing what it does. */
 const taken: boolean[] = [];
-const take = DirectChat.prototype.take;
-DirectChat.prototype.take = function (this: DirectChat, ...args: Parameters<typeof take>) {
+const take = DirectGateway.prototype.take;
+DirectGateway.prototype.take = function (this: DirectGateway, ...args: Parameters<typeof take>) {
   const result = take.apply(this, args);
   taken.push(result);
   return result;

@@ -1,10 +1,17 @@
 import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { OpenRouter } from "@openrouter/sdk";
+import type {
+  CreateEmbeddingsResponse,
+  CreateEmbeddingsResponseBody,
+} from "@openrouter/sdk/models/operations";
 import OpenAI from "openai";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { checkCatalog } from "../../src/domain/catalog.js";
 import { echoVector } from "../../src/local-upstream/server.js";
-import { call } from "../helpers/server.js";
+import { call, startTestServer, type TestServer } from "../helpers/server.js";
 import {
   chat,
   type GatewayBench,
@@ -12,13 +19,25 @@ import {
   LLAMA,
   orgWithKey,
   post,
+  providerKey,
   startGatewayBench,
 } from "./gateway-support.js";
+import { orgSteps } from "./org-support.js";
 
 /** Served by the openai provider and the echo provider (`local`), both speaking embeddings. */
 const SMALL = "openai/text-embedding-3-small";
 /** Served by the openai provider alone. */
 const LARGE = "openai/text-embedding-3-large";
+
+/** The reference SDK, with its strict validation of every answer on (its default). */
+const referenceSdk = (apiKey: string, server: TestServer) =>
+  new OpenRouter({ apiKey, serverURL: server.baseUrl, retryConfig: { strategy: "none" } });
+
+/** The SDK's answer as the parsed body: it falls back to a string only for an answer that is not JSON. */
+function parsedBody(answer: CreateEmbeddingsResponse): CreateEmbeddingsResponseBody {
+  assert.equal(typeof answer, "object", `the SDK did not parse the answer: ${String(answer)}`);
+  return answer as CreateEmbeddingsResponseBody;
+}
 
 const embed = (bench: GatewayBench, key: string, body: Record<string, unknown>) =>
   post(bench.server, "/api/v1/embeddings", key, body);
@@ -65,6 +84,47 @@ describe("POST /api/v1/embeddings (docs/gateway.md#embeddings)", () => {
       const res = await openai.embeddings.create({ model: SMALL, input: "abc", encoding_format: "float" });
       assert.equal(bench.received.at(-1)?.body.encoding_format, "float");
       assert.deepEqual(res.data[0]?.embedding, echoVector("abc", 8));
+    });
+  });
+
+  describe("the reference SDK @openrouter/sdk (docs/api.md#the-reference-sdk)", () => {
+    before(() => {
+      // The SDK falls back to these variables; the test passes everything explicitly.
+      delete process.env.OPENROUTER_API_KEY;
+      delete process.env.OPENROUTER_BASE_URL;
+    });
+
+    it("embeddings.generate with a string and with an array, each answer parsed under the SDK's strict validation", async () => {
+      const { key } = await orgWithKey(bench);
+      const client = referenceSdk(key.secret, bench.server);
+      const one = parsedBody(
+        await client.embeddings.generate({
+          requestBody: { model: SMALL, input: "hello world", encodingFormat: "float" },
+        }),
+      );
+      assert.equal(one.object, "list");
+      assert.equal(one.model, SMALL);
+      assert.deepEqual(
+        one.data.map((d) => [d.object, d.index, d.embedding]),
+        [["embedding", 0, echoVector("hello world", 8)]],
+      );
+      assert.ok((one.usage?.promptTokens ?? 0) > 0, JSON.stringify(one.usage));
+      assert.equal(one.usage?.totalTokens, one.usage?.promptTokens);
+      assert.deepEqual(bench.received.at(-1)?.body.input, "hello world");
+
+      const many = parsedBody(
+        await client.embeddings.generate({
+          requestBody: { model: SMALL, input: ["first", "second"], dimensions: 4 },
+        }),
+      );
+      assert.deepEqual(
+        many.data.map((d) => [d.index, d.embedding]),
+        [
+          [0, echoVector("first", 4)],
+          [1, echoVector("second", 4)],
+        ],
+      );
+      assert.deepEqual(bench.received.at(-1)?.body.input, ["first", "second"]);
     });
   });
 
@@ -308,5 +368,88 @@ describe("provider APIs in the catalog (docs/gateway.md#provider-apis)", () => {
       models: shipped.models.map((m) => (m.slug === LLAMA ? { ...m, max_output_tokens: 0 } : m)),
     };
     assert.deepEqual(checkCatalog(broken), [`model ${LLAMA} allows no output tokens`]);
+  });
+});
+
+/**
+ * An upstream (a real HTTP server on a loopback port) whose embeddings answer carries only the
+ * vectors and the prompt's tokens: no `object` on the list or on an item, no `index`, no `model`, no
+ * `usage.total_tokens`, as some OpenAI-compatible providers answer.
+ */
+function bareEmbeddingsUpstream(): Promise<Server> {
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c) => {
+      raw += c;
+    });
+    req.on("end", () => {
+      const body = JSON.parse(raw) as { input: string | string[] };
+      const inputs = Array.isArray(body.input) ? body.input : [body.input];
+      const text = JSON.stringify({
+        data: inputs.map((input) => ({ embedding: echoVector(input, 3) })),
+        usage: { prompt_tokens: 7 },
+      });
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(text);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+describe("embeddings answer fields filled in where the upstream leaves them out (docs/gateway.md#embeddings-answer-fields)", () => {
+  let upstream: Server;
+  let server: TestServer;
+  let secret: string;
+  before(async () => {
+    delete process.env.OPENROUTER_API_KEY;
+    delete process.env.OPENROUTER_BASE_URL;
+    upstream = await bareEmbeddingsUpstream();
+    const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
+    server = await startTestServer({
+      catalog,
+      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      providerKeys: Object.fromEntries(catalog.providers.map((p) => [p.id, providerKey(p.id)])),
+    });
+    secret = (await orgSteps(server, await server.newOrg()).key()).secret;
+  });
+  after(async () => {
+    await server.close();
+    await new Promise((resolve) => upstream.close(resolve));
+  });
+
+  it("the reference SDK parses a bare answer, string and array, with object, model, index and total_tokens filled and the vectors as sent", async () => {
+    const client = referenceSdk(secret, server);
+    const one = parsedBody(await client.embeddings.generate({ requestBody: { model: SMALL, input: "hi" } }));
+    assert.equal(one.object, "list");
+    assert.equal(one.model, SMALL);
+    assert.deepEqual(
+      one.data.map((d) => [d.object, d.index, d.embedding]),
+      [["embedding", 0, echoVector("hi", 3)]],
+    );
+    assert.equal(one.usage?.promptTokens, 7);
+    assert.equal(one.usage?.totalTokens, 7);
+
+    const many = parsedBody(
+      await client.embeddings.generate({ requestBody: { model: LARGE, input: ["a", "b", "c"] } }),
+    );
+    assert.equal(many.model, LARGE);
+    assert.deepEqual(
+      many.data.map((d) => [d.object, d.index, d.embedding]),
+      ["a", "b", "c"].map((input, i) => ["embedding", i, echoVector(input, 3)]),
+    );
+  });
+
+  it("what the upstream did send is kept: the raw answer has the filled fields and the same vectors", async () => {
+    const res = await post(server, "/api/v1/embeddings", secret, { model: SMALL, input: ["x", "y"] });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, {
+      object: "list",
+      model: SMALL,
+      data: [
+        { object: "embedding", index: 0, embedding: echoVector("x", 3) },
+        { object: "embedding", index: 1, embedding: echoVector("y", 3) },
+      ],
+      usage: { prompt_tokens: 7, total_tokens: 7 },
+    });
   });
 });

@@ -30,8 +30,9 @@ interface Trace {
   steps: unknown[];
   counters: number[][];
   reservations: string[];
-  ledger: number;
-  rollup: { guardrail: string; requests: number; cost: number }[];
+  /** The API of each ledger row, sorted (docs/behaviour.md#usage-by-api). */
+  ledger: string[];
+  rollup: { guardrail: string; api: string; requests: number; cost: number }[];
 }
 
 /** Runs the script on `store` with names of its own (`tag`), and says what it saw and left. */
@@ -59,11 +60,12 @@ async function runScript(database: DatabaseHandle, store: SpendStore, tag: strin
     amount,
   });
   let ledgers = 0;
-  const ledger = (cost: number) =>
+  const ledger = (cost: number, api = "chat") =>
     ledgerRow(`${tag}-ledger-${++ledgers}`, cost, {
       organization_id: org,
       request_id: `${tag}-request-${ledgers}`,
       key_hash: `${tag}-key`,
+      api,
     });
   const steps: unknown[] = [];
 
@@ -117,12 +119,13 @@ async function runScript(database: DatabaseHandle, store: SpendStore, tag: strin
     ),
   );
 
-  // Settle to the actual cost; release twice gives back once; a settle with no reservation just records.
+  // Settle to the actual cost; release twice gives back once; a settle with no reservation just
+  // records, here for another API, whose rollup row is its own (docs/behaviour.md#usage-by-api).
   await store.settle(held("r1", [a], 300), 120, ledger(120), [`${tag}-governing`]);
   await store.settle(held("ad1", [d], 1100), 900, ledger(900));
   await store.release(held("r3", [c], 200));
   await store.release(held("r3", [c], 200));
-  await store.settle(null, 7, ledger(7));
+  await store.settle(null, 7, ledger(7, "embeddings"));
 
   // Expiry: a reservation whose hold ran out is found by the sweep and given back; the request that
   // held it settles late and adds only its cost, while a reservation still held stays.
@@ -159,23 +162,24 @@ async function runScript(database: DatabaseHandle, store: SpendStore, tag: strin
     .sort();
   const ledgerRows = await database.db
     .selectFrom("spend_ledger")
-    .select("id")
+    .select("api")
     .where("organization_id", "=", org)
     .execute();
   const rollup = (
     await database.db
       .selectFrom("spend_rollup")
-      .select(["guardrail_id", "requests", "cost_micros"])
+      .select(["guardrail_id", "api", "requests", "cost_micros"])
       .where("organization_id", "=", org)
       .execute()
   )
     .map((r) => ({
       guardrail: r.guardrail_id === "" ? "" : r.guardrail_id.slice(tag.length + 1),
+      api: r.api,
       requests: Number(r.requests),
       cost: Number(r.cost_micros),
     }))
-    .sort((x, y) => x.guardrail.localeCompare(y.guardrail));
-  return { steps, counters, reservations, ledger: ledgerRows.length, rollup };
+    .sort((x, y) => x.guardrail.localeCompare(y.guardrail) || x.api.localeCompare(y.api));
+  return { steps, counters, reservations, ledger: ledgerRows.map((r) => r.api).sort(), rollup };
 }
 
 /** What every spend store must leave after the script (worked out by hand from the rules). */
@@ -209,10 +213,11 @@ const EXPECTED: Trace = {
     [900, 3900],
   ],
   reservations: ["ad2", "kept", "open"],
-  ledger: 4,
+  ledger: ["chat", "chat", "chat", "embeddings"],
   rollup: [
-    { guardrail: "", requests: 4, cost: 1077 },
-    { guardrail: "governing", requests: 1, cost: 120 },
+    { guardrail: "", api: "chat", requests: 3, cost: 1070 },
+    { guardrail: "", api: "embeddings", requests: 1, cost: 7 },
+    { guardrail: "governing", api: "chat", requests: 1, cost: 120 },
   ],
 };
 

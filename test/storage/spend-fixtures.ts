@@ -33,5 +33,6 @@ export const ledger = (id: string, cost: number, over: Partial<SpendLedgerTable>
   completion_tokens: 1,
   cost_micros: cost,
   created_at: "2026-11-22T10:00:01.000Z",
+  api: "chat",
   ...over,
 });

@@ -8,14 +8,11 @@ export { embeddingsSurface } from "./embeddings/index.js";
 export { responsesSurface } from "./responses/index.js";
 export type { Surface } from "./surface.js";
 
-/** What the registry's readers need of a surface, whatever its body type. */
-export type SurfaceEntry = Pick<Surface<object>, "id" | "route" | "requestSchema" | "upstreamPath">;
-
 /**
  * Every governed API the service serves: a new one is its folder beside chat/ and one line here
  * (CONTRIBUTING.md#adding-a-surface).
  */
-export const SURFACES: readonly SurfaceEntry[] = [chatSurface, embeddingsSurface, responsesSurface];
+export const SURFACES: readonly Surface<object>[] = [chatSurface, embeddingsSurface, responsesSurface];
 
 /** The routes whose JSON bodies are forwarded to a provider, never stored (json-parser.ts). */
 export const FORWARDED_ROUTES: ReadonlySet<string> = new Set(SURFACES.map((s) => s.route));

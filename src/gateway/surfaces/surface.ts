@@ -1,6 +1,6 @@
 import type { TSchema } from "typebox";
 import type { Api } from "../../domain/catalog.js";
-import type { ChatBody, ChatText } from "../../domain/chat-texts.js";
+import type { ChatText } from "../../domain/chat-texts.js";
 import type { AppError } from "../../domain/errors.js";
 
 /**
@@ -80,16 +80,38 @@ export interface Surface<Body extends object> {
   eventReader(body: Body, defaults: AnswerDefaults): EventReader;
 
   /**
-   * Room for an API the providers do not speak: the request in chat completions, and the answer
-   * back. Not used yet: every surface today is forwarded as it is.
+   * How a request of this API reaches a provider that speaks only chat completions: translated
+   * there, and its answer translated back (docs/gateway.md#provider-apis). Absent: only providers
+   * that speak this API serve it.
    */
-  toChat?(body: Body): ChatBody;
-  fromChat?(answer: unknown, defaults: AnswerDefaults): unknown;
+  translation?: ChatTranslation<Body>;
   /**
    * Room for an API whose errors have another envelope than the service's
    * (docs/behaviour.md#errors). Not used yet.
    */
   errorBody?(error: AppError): unknown;
+}
+
+/**
+ * An API carried over chat completions: the request as a chat completion request, the chat answer
+ * and its stream events as this API's.
+ */
+export interface ChatTranslation<Body extends object> {
+  /** The path of chat completions at a provider: "/chat/completions". */
+  readonly upstreamPath: string;
+  /** The data of the event that ends a chat completion stream: "[DONE]". */
+  readonly streamTerminator: string;
+  /**
+   * The request (redacted and capped) as a chat completion request ready to forward (a stream asks
+   * for its usage), and the tools it carried that a chat completion cannot (hosted tools), left out.
+   */
+  request(body: Body, stream: boolean): { body: object; dropped: string[] };
+  /** The usage a whole chat completion answer reports. */
+  usageOf(answer: unknown): Usage | undefined;
+  /** A successful whole chat completion answer (its text and its parse) as this API's answer text. */
+  answer(text: string, parsed: unknown, body: Body, defaults: AnswerDefaults): string;
+  /** A reader of a chat completion stream's events that sends this API's events instead. */
+  events(body: Body, defaults: AnswerDefaults): EventReader;
 }
 
 /** Token counts an upstream reports. */
@@ -122,4 +144,9 @@ export interface EventFacts {
 export interface EventReader {
   /** The facts of one event, from its data (the joined values of its `data:` lines). */
   read(data: string): EventFacts;
+  /**
+   * What to send once the upstream's stream has ended and its spend is settled, before the
+   * surface's `streamEnd` (a translated stream's closing events). Absent: nothing.
+   */
+  end?(): string;
 }

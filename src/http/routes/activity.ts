@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import { ACTIVITY_DAYS } from "../../domain/activity-window.js";
+import { APIS } from "../../domain/catalog.js";
 import type { ServiceDeps } from "../../services/context.js";
 import { reportActivity } from "../../services/report-activity.js";
 import { principalOf } from "../auth.js";
@@ -27,6 +28,11 @@ const ActivityQuery = Type.Object(
     workspace_id: Type.Optional(
       Type.String({ format: "uuid", description: "Only requests of this workspace's keys" }),
     ),
+    api: Type.Optional(
+      Type.Enum([...APIS], {
+        description: "Only requests made on this API: chat, messages, responses or embeddings",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -43,6 +49,10 @@ const ActivityItem = Type.Object({
   prompt_tokens: Type.Integer(),
   completion_tokens: Type.Integer(),
   reasoning_tokens: Type.Integer({ description: "Always 0: not recorded apart from completion tokens" }),
+  api: Type.String({
+    enum: [...APIS],
+    description: "The API the requests were made on; rows recorded before the API was kept say chat",
+  }),
   workspace_id: Type.Optional(Type.String({ description: "Only with group_by=workspace" })),
 });
 
@@ -56,7 +66,7 @@ export function activityRoutes(parent: FastifyInstance, deps: ServiceDeps): void
       schema: {
         tags: ["Usage"],
         summary: `Spend by day, model and provider over the last ${ACTIVITY_DAYS} completed UTC days`,
-        description: `Management key. The reference SDK's activity report, from the same data as GET /api/v1/usage: one row per UTC day, model and provider (and workspace with \`group_by=workspace\`) over the last ${ACTIVITY_DAYS} completed UTC days, or the one \`date\` given among them; filters by api_key_hash, user_id (a member) and workspace_id. Ids of another organization match nothing. Today is not included until it is over.`,
+        description: `Management key. The reference SDK's activity report, from the same data as GET /api/v1/usage: one row per UTC day, model, provider and API (and workspace with \`group_by=workspace\`) over the last ${ACTIVITY_DAYS} completed UTC days, or the one \`date\` given among them; filters by api_key_hash, user_id (a member), workspace_id and api. Ids of another organization match nothing. Today is not included until it is over.`,
         querystring: ActivityQuery,
         response: { 200: Type.Object({ data: Type.Array(ActivityItem) }), ...errorResponses(400, 401, 403) },
       },
@@ -68,6 +78,7 @@ export function activityRoutes(parent: FastifyInstance, deps: ServiceDeps): void
         ...(q.api_key_hash !== undefined ? { keyHash: q.api_key_hash } : {}),
         ...(q.user_id !== undefined ? { memberUserId: q.user_id } : {}),
         ...(q.workspace_id !== undefined ? { workspaceId: q.workspace_id } : {}),
+        ...(q.api !== undefined ? { api: q.api } : {}),
         byWorkspace: q.group_by === "workspace",
       });
     },

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
+import { APIS } from "../../domain/catalog.js";
 import type { ServiceDeps } from "../../services/context.js";
 import { reportUsage, USAGE_DIMENSIONS, type UsageDimension } from "../../services/report-usage.js";
 import { principalOf } from "../auth.js";
@@ -29,6 +30,9 @@ const UsageQuery = Type.Object(
     guardrail_id: Id,
     model: Id,
     provider: Id,
+    api: Type.Optional(
+      Type.String({ enum: [...APIS], description: "Only requests made on this API (docs/api.md#usage)" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -43,6 +47,7 @@ const UsageRow = Type.Object({
   guardrail_id: Group,
   model: Group,
   provider: Group,
+  api: Type.Optional(Type.String({ enum: [...APIS], description: "Only with group_by api" })),
   requests: Type.Integer(),
   prompt_tokens: Type.Integer(),
   completion_tokens: Type.Integer(),
@@ -64,7 +69,7 @@ export function usageRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
         tags: ["Usage"],
         summary: "Spend, requests and tokens, grouped, over a range of UTC days",
         description:
-          "Management key. From the spend ledger of the caller's organization: `from` and `to` are UTC days (both included, at most 366), `group_by` any of day, key, member, workspace, guardrail, model and provider (default day); filters by key_hash, workspace_id, member_user_id, guardrail_id, model, provider. Bring-your-own-key requests and spend are reported apart (`byok_requests`, `byok_spend_usd`). By guardrail, a request counts under each guardrail that governed it. Paged with offset and limit; `total_count` is the number of groups.",
+          "Management key. From the spend ledger of the caller's organization: `from` and `to` are UTC days (both included, at most 366), `group_by` any of day, key, member, workspace, guardrail, model, provider and api (default day); filters by key_hash, workspace_id, member_user_id, guardrail_id, model, provider, api (the API the requests were made on: chat, messages, responses or embeddings). Bring-your-own-key requests and spend are reported apart (`byok_requests`, `byok_spend_usd`). By guardrail, a request counts under each guardrail that governed it. Paged with offset and limit; `total_count` is the number of groups.",
         querystring: UsageQuery,
         response: { 200: UsageResponse, ...errorResponses(400, 401, 403) },
       },
@@ -78,6 +83,7 @@ export function usageRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
       if (q.guardrail_id !== undefined) filters.guardrail = q.guardrail_id;
       if (q.model !== undefined) filters.model = q.model;
       if (q.provider !== undefined) filters.provider = q.provider;
+      if (q.api !== undefined) filters.api = q.api;
       return reportUsage(deps, principalOf(request).organizationId, {
         from: q.from,
         to: q.to,

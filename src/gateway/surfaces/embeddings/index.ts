@@ -1,5 +1,6 @@
 import { type ChatBody, type ChatText, collectTexts, replaceTexts } from "../../../domain/chat-texts.js";
 import type { EventReader, Surface, Usage } from "../surface.js";
+import { completeEmbeddingsAnswer } from "./answer-fields.js";
 import { EmbeddingsRequest } from "./schema.js";
 
 export type EmbeddingsBody = EmbeddingsRequest & Record<string, unknown>;
@@ -73,6 +74,6 @@ export const embeddingsSurface: Surface<EmbeddingsBody> = {
   withOutputCap: (body) => body,
   forwardBody: (body) => body,
   usageOf,
-  completeAnswer: (text) => text,
+  completeAnswer: completeEmbeddingsAnswer,
   eventReader: () => PASS_THROUGH,
 };

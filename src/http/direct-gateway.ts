@@ -4,32 +4,41 @@ import { finished, type Readable } from "node:stream";
 import type { ValidateFunction } from "ajv";
 import type { FastifyBaseLogger } from "fastify";
 import type { Region } from "../domain/catalog.js";
-import type { ChatBody } from "../domain/chat-texts.js";
 import { AppError } from "../domain/errors.js";
 import { completeGoverned, type GatewayAnswer, type GatewayLog } from "../gateway/complete.js";
 import type { GatewayDeps } from "../gateway/prepare.js";
-import { chatSurface } from "../gateway/surfaces/index.js";
+import type { Surface } from "../gateway/surfaces/index.js";
 import { authenticateCached } from "../services/authenticate.js";
 import { errorAnswer, issuesFromValidation, timedOut } from "./errors.js";
 import { readJsonBody } from "./json-parser.js";
 import { writeRequestLine } from "./request-log.js";
 
-/** What the route served from Node's server needs; everything else it shares with the app. */
-export interface DirectChatDeps {
+/** A governed route the direct path serves: its surface and the app's validator of its body. */
+export interface DirectRoute {
+  surface: Surface<object>;
+  validate: ValidateFunction;
+}
+
+/** What the routes served from Node's server need; everything else it shares with the app. */
+export interface DirectGatewayDeps {
   gw: GatewayDeps;
   /** The app's body limit: a longer declared body is left to the app, which answers 413. */
   bodyLimit: number;
   regionOf: (request: IncomingMessage) => Region;
-  /** The app's own validator of the chat completion body (strict types, as on every route). */
-  validate: ValidateFunction;
+  /**
+   * Every governed API's route, with its surface and the app's own validator of its body (strict
+   * types, as on every route).
+   */
+  routes: ReadonlyMap<string, DirectRoute>;
   log: FastifyBaseLogger;
   /** Whether the app is closing: its answers then close their connection, and new requests go to it. */
   closing: () => boolean;
 }
 
 /**
- * `POST /api/v1/chat/completions` served straight from Node's HTTP server (docs/gateway.md#request-handling).
- * The governed request path is the one route every model request takes, and a framework's
+ * The governed routes (`POST /api/v1/chat/completions`, `/embeddings`, ... one per surface) served
+ * straight from Node's HTTP server (docs/gateway.md#request-handling). The governed request path is
+ * the route every model request takes, and a framework's
  * request and reply objects, hooks, content-type lookup and per-request child logger cost it about
  * as much CPU as the forwarding itself. So the common case (a JSON body of declared length within
  * the limit, and an inference key the service already knows) is taken here before the app's router
@@ -38,12 +47,14 @@ export interface DirectChatDeps {
  * hooks answer it. Both end in the same code: the body reader, validator, handler, error answers
  * and log line are the app's, so an answer does not depend on which of the two served it.
  */
-export class DirectChat {
-  constructor(private readonly deps: DirectChatDeps) {}
+export class DirectGateway {
+  constructor(private readonly deps: DirectGatewayDeps) {}
 
   /** Serves the request and returns true, or returns false and leaves it to the app. */
   take(request: IncomingMessage, response: ServerResponse): boolean {
-    if (request.method !== "POST" || request.url !== chatSurface.route || this.deps.closing()) return false;
+    if (request.method !== "POST" || this.deps.closing()) return false;
+    const route = this.deps.routes.get(request.url as string);
+    if (route === undefined) return false;
     const headers = request.headers;
     if (!isJson(headers["content-type"]) || headers["content-encoding"] !== undefined) return false;
     if (headers["transfer-encoding"] !== undefined) return false;
@@ -59,7 +70,7 @@ export class DirectChat {
       // A missing or malformed key: the app's authentication answers it.
       return false;
     }
-    new Exchange(this.deps, request, response, keyHash).read(length);
+    new Exchange(this.deps, route, request, response, keyHash).read(length);
     return true;
   }
 }
@@ -82,7 +93,8 @@ class Exchange implements GatewayLog {
   private details: Record<string, unknown> | undefined;
 
   constructor(
-    private readonly deps: DirectChatDeps,
+    private readonly deps: DirectGatewayDeps,
+    private readonly route: DirectRoute,
     private readonly request: IncomingMessage,
     private readonly response: ServerResponse,
     private readonly keyHash: string,
@@ -114,18 +126,18 @@ class Exchange implements GatewayLog {
 
   private async serve(body: Buffer): Promise<void> {
     const { parsed, text } = readJsonBody(body, undefined, false);
-    const { validate, gw } = this.deps;
+    const { validate, surface } = this.route;
     if (!validate(parsed)) {
       throw new AppError("invalid_request", {
         issues: issuesFromValidation(validate.errors ?? [], "body", false),
       });
     }
     const answer = await completeGoverned(
-      gw,
-      chatSurface,
+      this.deps.gw,
+      surface,
       this.keyHash,
       // The app's own validator of the surface's schema has just checked it.
-      { body: parsed as ChatBody, text },
+      { body: parsed as object, text },
       this.deps.regionOf(this.request),
       this.id,
       this,

@@ -4,7 +4,7 @@ import { createServer, request, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { DirectChat } from "../../src/http/direct-chat.js";
+import { DirectGateway } from "../../src/http/direct-gateway.js";
 import { clientFor, startTestServer, type TestServer } from "../helpers/server.js";
 import {
   ask,
@@ -24,13 +24,13 @@ import { orgSteps } from "./org-support.js";
  * otherwise (docs/gateway.md#request-handling); a client must not be able to tell which. Each case
  * sends the same request twice: as `application/vnd.example+json`, which only the app reads, and as
  * `application/json` with the same (by then known) key, which the direct path takes. Which of the
- * two took it is read from DirectChat's own answer, so a case that never reached the direct path
+ * two took it is read from DirectGateway's own answer, so a case that never reached the direct path
  * fails instead of comparing the app with itself.
  */
 
 const taken: boolean[] = [];
-const take = DirectChat.prototype.take;
-DirectChat.prototype.take = function (this: DirectChat, ...args: Parameters<typeof take>) {
+const take = DirectGateway.prototype.take;
+DirectGateway.prototype.take = function (this: DirectGateway, ...args: Parameters<typeof take>) {
   const result = take.apply(this, args);
   taken.push(result);
   return result;
