@@ -41,6 +41,7 @@ import { managementKeyRoutes } from "./http/routes/management-keys.js";
 import { memberRoutes } from "./http/routes/members.js";
 import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
+import { responsesRoutes } from "./http/routes/responses.js";
 import { sessionRoutes } from "./http/routes/session.js";
 import { usageRoutes } from "./http/routes/usage.js";
 import { workspaceBudgetRoutes } from "./http/routes/workspace-budgets.js";
@@ -267,6 +268,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   consoleRoutes(app, options.consoleDir);
   chatCompletionRoutes(app, gateway);
   embeddingsRoutes(app, gateway);
+  responsesRoutes(app, gateway);
   direct = new DirectGateway({
     gw: gateway,
     bodyLimit,

@@ -127,6 +127,8 @@ const ENUM_OR_ID_FIELDS = new Set([
   "role",
   "id",
   "tool_call_id",
+  // a Responses function call and its output pair by it (docs/gateway.md#responses-roles)
+  "call_id",
   "file_id",
   "signature",
   "encrypted_content",
@@ -231,6 +233,20 @@ const KNOWN_FIELDS = new Set([
   "country",
   "region",
   "timezone",
+  // Responses requests (docs/gateway.md#responses): the names, not their values
+  "instructions",
+  "max_output_tokens",
+  "max_tool_calls",
+  "previous_response_id",
+  "background",
+  "conversation",
+  "prompt",
+  "truncation",
+  "output",
+  "status",
+  "input_image",
+  "input_file",
+  "file_url",
   // JSON Schema
   "$id",
   "$anchor",
@@ -766,6 +782,7 @@ function formOf(key: string): [RegExp, string] {
       return [IDENTIFIER, "a lower-case identifier (letters, digits, _ . : -)"];
     case "id":
     case "tool_call_id":
+    case "call_id":
     case "file_id":
       return [ID, "an id (letters, digits, _ . : | = + / -)"];
     default:

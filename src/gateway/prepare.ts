@@ -104,7 +104,7 @@ export async function prepareRequest<Body extends object>(
   const found = gw.services.catalog.findModel(model);
   // A model of another API is the caller's mistake, not a rule's refusal (docs/gateway.md#provider-apis).
   const api = found?.api ?? DEFAULT_API;
-  if (found && api !== surface.api)
+  if (found && api !== surface.api && !surface.modelApis?.includes(api))
     throw invalidRequest([
       {
         path: "/model",

@@ -3,8 +3,10 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A small OpenAI-compatible model provider that runs on this machine: it answers every chat
- * completion by echoing the last user message, streaming or not, with token usage, and every
- * embeddings request with small deterministic vectors (a hash of each input). It lets a new
+ * completion by echoing the last user message, streaming or not, with token usage, every
+ * Responses request the same way in the Responses shape (with a function call when the user names
+ * an offered function), and every embeddings request with small deterministic vectors (a hash of
+ * each input). It lets a new
  * user send a governed request end to end with no outside account (`guardrails upstream`), and it
  * is the upstream the tests and benchmarks talk to, over real HTTP.
  */
@@ -26,6 +28,8 @@ export interface ScriptedAnswer {
   breakStreamAfter?: number;
   /** Report this usage instead of the counted one. */
   usage?: { prompt_tokens: number; completion_tokens: number };
+  /** Stream these server-sent events (each written as it is) instead of the echo's. */
+  events?: string[];
 }
 
 export interface LocalUpstreamOptions {
@@ -128,6 +132,191 @@ function embeddingsAnswer(body: Record<string, unknown>, script: ScriptedAnswer 
   };
 }
 
+type Item = Record<string, unknown>;
+
+/** The text of a Responses input item: a message's content, or a call output's output. */
+function itemText(item: Item): string {
+  if (item.type === "function_call_output") return textOf(item.output);
+  if (item.type === "function_call") return typeof item.arguments === "string" ? item.arguments : "";
+  return textOf(item.content);
+}
+
+/**
+ * The echo's Responses answer (OpenAI's shape): the last user message echoed as an output message;
+ * after a function call's output, that output echoed; and when the request offers function tools and
+ * the last user message names one of them, a call of that function with the message as its
+ * argument `echo`, so a client's tool round trip can be run against it.
+ */
+function responsesOutput(body: Record<string, unknown>): {
+  output: Item[];
+  text: string;
+  promptTokens: number;
+} {
+  const input = body.input;
+  const items: Item[] =
+    typeof input === "string"
+      ? [{ type: "message", role: "user", content: input }]
+      : Array.isArray(input)
+        ? (input as Item[]).filter((i) => typeof i === "object" && i !== null)
+        : [];
+  const all = [typeof body.instructions === "string" ? body.instructions : "", ...items.map(itemText)].join(
+    "\n",
+  );
+  const promptTokens = tokens(all) + 4 * items.length;
+  const stamp = Date.now().toString(36);
+  const last = items.at(-1);
+  const lastUser = [...items].reverse().find((i) => i.role === "user");
+  const userText = lastUser ? textOf(lastUser.content) : "";
+  const tools = Array.isArray(body.tools) ? (body.tools as Item[]) : [];
+  const called = tools.find(
+    (t) => t?.type === "function" && typeof t.name === "string" && t.name !== "" && userText.includes(t.name),
+  );
+  if (called && last?.type !== "function_call_output") {
+    const args = JSON.stringify({ echo: userText.slice(0, 2000) });
+    return {
+      output: [
+        {
+          type: "function_call",
+          id: `fc_local_${stamp}`,
+          call_id: `call_local_${stamp}`,
+          name: called.name,
+          arguments: args,
+          status: "completed",
+        },
+      ],
+      text: args,
+      promptTokens,
+    };
+  }
+  const text =
+    last?.type === "function_call_output"
+      ? `Echo: ${textOf(last.output).slice(0, 2000)}`
+      : `Echo: ${userText.slice(0, 2000)}`;
+  return {
+    output: [
+      {
+        type: "message",
+        id: `msg_local_${stamp}`,
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text, annotations: [] }],
+      },
+    ],
+    text,
+    promptTokens,
+  };
+}
+
+/** A Responses answer, whole or as its stream of events (the sequence OpenAI sends). */
+function respondResponses(
+  res: ServerResponse,
+  body: Record<string, unknown>,
+  script: ScriptedAnswer | undefined,
+) {
+  const { output, text, promptTokens } = responsesOutput(body);
+  const input = script?.usage?.prompt_tokens ?? promptTokens;
+  const outputTokens = script?.usage?.completion_tokens ?? tokens(text);
+  const created = Math.floor(Date.now() / 1000);
+  const response = (status: string, items: Item[], usage: boolean) => ({
+    id: `resp_local_${Date.now().toString(36)}`,
+    object: "response",
+    created_at: created,
+    status,
+    completed_at: status === "completed" ? created : null,
+    error: null,
+    incomplete_details: null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    model: typeof body.model === "string" ? body.model : "local",
+    output: items,
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    store: body.store === true,
+    temperature: 1,
+    text: { format: { type: "text" } },
+    tool_choice: body.tool_choice ?? "auto",
+    tools: Array.isArray(body.tools) ? body.tools : [],
+    top_p: 1,
+    truncation: "disabled",
+    usage: usage
+      ? {
+          input_tokens: input,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: outputTokens,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: input + outputTokens,
+        }
+      : null,
+    user: null,
+    metadata: body.metadata ?? {},
+  });
+  if (body.stream !== true) {
+    json(res, 200, response("completed", output, true));
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  let sequence = 0;
+  const events: string[] = [];
+  const event = (type: string, data: Record<string, unknown>) =>
+    events.push(
+      `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`,
+    );
+  event("response.created", { response: response("in_progress", [], false) });
+  event("response.in_progress", { response: response("in_progress", [], false) });
+  const item = output[0] as Item;
+  const id = item.id as string;
+  const pieces = text.split(/(?<= )/);
+  if (item.type === "function_call") {
+    event("response.output_item.added", {
+      output_index: 0,
+      item: { ...item, arguments: "", status: "in_progress" },
+    });
+    for (const p of pieces)
+      event("response.function_call_arguments.delta", { item_id: id, output_index: 0, delta: p });
+    event("response.function_call_arguments.done", { item_id: id, output_index: 0, arguments: text });
+    event("response.output_item.done", { output_index: 0, item });
+  } else {
+    event("response.output_item.added", {
+      output_index: 0,
+      item: { ...item, status: "in_progress", content: [] },
+    });
+    const part = { type: "output_text", text: "", annotations: [] };
+    event("response.content_part.added", { item_id: id, output_index: 0, content_index: 0, part });
+    for (const p of pieces)
+      event("response.output_text.delta", {
+        item_id: id,
+        output_index: 0,
+        content_index: 0,
+        delta: p,
+        logprobs: [],
+      });
+    event("response.output_text.done", {
+      item_id: id,
+      output_index: 0,
+      content_index: 0,
+      text,
+      logprobs: [],
+    });
+    event("response.content_part.done", {
+      item_id: id,
+      output_index: 0,
+      content_index: 0,
+      part: { ...part, text },
+    });
+    event("response.output_item.done", { output_index: 0, item });
+  }
+  event("response.completed", { response: response("completed", output, true) });
+  const breakAfter = script?.breakStreamAfter;
+  if (breakAfter !== undefined) {
+    for (const e of events.slice(0, breakAfter)) res.write(e);
+    setTimeout(() => res.socket?.destroy(), 20);
+    return;
+  }
+  for (const e of events) res.write(e);
+  res.end();
+}
+
 function json(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
@@ -146,6 +335,20 @@ function respond(
   }
   if (script?.status !== undefined && script.status >= 400) {
     json(res, script.status, script.body ?? { error: { message: "scripted failure", type: "server_error" } });
+    return;
+  }
+  if (script?.events) {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    for (const event of script.events) res.write(event);
+    res.end();
+    return;
+  }
+  if (script?.body !== undefined) {
+    json(res, script.status ?? 200, script.body);
+    return;
+  }
+  if (path.endsWith("/responses")) {
+    respondResponses(res, body, script);
     return;
   }
   if (path.endsWith("/embeddings")) {
@@ -199,10 +402,16 @@ export async function startLocalUpstream(options: LocalUpstreamOptions = {}): Pr
   const server = createServer((req, res) => {
     if (
       req.method !== "POST" ||
-      !(req.url?.endsWith("/chat/completions") || req.url?.endsWith("/embeddings"))
+      !(
+        req.url?.endsWith("/chat/completions") ||
+        req.url?.endsWith("/embeddings") ||
+        req.url?.endsWith("/responses")
+      )
     ) {
       json(res, 404, {
-        error: { message: "only POST .../chat/completions and .../embeddings are served here" },
+        error: {
+          message: "only POST .../chat/completions, .../embeddings and .../responses are served here",
+        },
       });
       return;
     }

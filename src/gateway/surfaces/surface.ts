@@ -20,6 +20,12 @@ export interface Surface<Body extends object> {
    * provider speaks it (docs/gateway.md#provider-apis).
    */
   readonly api: Api;
+  /**
+   * The catalog APIs of the models it serves (a model's `api`), when more than its own: Responses
+   * serves the chat models too, whose providers speak it (docs/gateway.md#provider-apis). Absent:
+   * only models of `api`.
+   */
+  readonly modelApis?: readonly Api[];
   /** The route the service serves it on: "/api/v1/chat/completions". */
   readonly route: string;
   /** The request body's TypeBox schema, for validation, the request's type and the API document. */

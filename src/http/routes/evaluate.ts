@@ -7,7 +7,13 @@ import { ERROR_CODES, invalidRequest, notFound } from "../../domain/errors.js";
 import { microsToUsd } from "../../domain/money.js";
 import { type GatewayDeps, outputCap, prepareRequest } from "../../gateway/prepare.js";
 import type { EmbeddingsBody } from "../../gateway/surfaces/embeddings/index.js";
-import { chatSurface, embeddingsSurface, type Surface } from "../../gateway/surfaces/index.js";
+import {
+  chatSurface,
+  embeddingsSurface,
+  responsesSurface,
+  type Surface,
+} from "../../gateway/surfaces/index.js";
+import type { ResponsesBody } from "../../gateway/surfaces/responses/index.js";
 import type { KeyPolicy } from "../../services/effective-policy.js";
 import { resolveKeyPolicy } from "../../services/effective-policy.js";
 import { principalOf } from "../auth.js";
@@ -31,7 +37,7 @@ export function evaluateRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
         tags: ["Guardrails"],
         summary: "Dry run: the decision the gateway would take for a key and a request",
         description:
-          'Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller\'s organization and returns them all, with the output cap the budgets would set (`max_tokens_forwarded`) and what would be reserved (`reservation_usd`). Nothing is forwarded and nothing is spent. With `api: "embeddings"` the request is an embeddings request (`model`, `input`, ...) and `request` shows it as it would be forwarded to `/embeddings`.',
+          'Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller\'s organization and returns them all, with the output cap the budgets would set (`max_tokens_forwarded`) and what would be reserved (`reservation_usd`). Nothing is forwarded and nothing is spent. With `api: "embeddings"` the request is an embeddings request (`model`, `input`, ...) and `request` shows it as it would be forwarded to `/embeddings`; with `api: "responses"` it is an OpenAI Responses request, shown as it would be forwarded to `/responses` (with `store: false`).',
         body: EvaluateRequest,
         response: { 200: EvaluateResponse, ...errorResponses(400, 401, 403, 404, 413, 503) },
       },
@@ -54,6 +60,14 @@ export function evaluateRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
           checked<EmbeddingsBody>(validateEmbeddings, rest),
           ingress,
         );
+      if (api === "responses")
+        return dryRun(
+          gw,
+          responsesSurface,
+          keyPolicy,
+          checked<ResponsesBody>(validateResponses, rest),
+          ingress,
+        );
       return dryRun(gw, chatSurface, keyPolicy, checked<ChatBody>(validateChat, rest), ingress);
     },
   );
@@ -62,6 +76,7 @@ export function evaluateRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
 const ajv = new Ajv({ allErrors: true, strict: false });
 const validateChat = ajv.compile(chatSurface.requestSchema);
 const validateEmbeddings = ajv.compile(embeddingsSurface.requestSchema);
+const validateResponses = ajv.compile(responsesSurface.requestSchema);
 
 /** The request, when its API's schema takes it; else the 400 naming what is wrong. */
 function checked<Body>(validate: ValidateFunction, body: object): Body {
@@ -107,8 +122,9 @@ async function dryRun<Body extends object>(
       detections: d.scan.hits,
       // The chat request's messages; null for an API without them.
       messages: (prepared.redacted as { messages?: unknown }).messages ?? null,
-      // The whole request as it would be forwarded: redactions in tools, response_format, ... too.
-      request: surface.withOutputCap(prepared.redacted, cap),
+      // The whole request as it would be forwarded: redactions in tools, response_format, ... too,
+      // and what the surface adds (Responses: store false).
+      request: surface.forwardBody(surface.withOutputCap(prepared.redacted, cap), body, false),
       max_tokens_forwarded: cap,
       budgets: d.budgets.map((b, i) => ({
         guardrail_id: b.layer.guardrail_id,

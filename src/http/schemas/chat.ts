@@ -1,6 +1,7 @@
 import Type, { type Static } from "typebox";
 import { ChatCompletionRequest } from "../../gateway/surfaces/chat/schema.js";
 import { EmbeddingsRequest } from "../../gateway/surfaces/embeddings/schema.js";
+import { ResponsesInput } from "../../gateway/surfaces/responses/schema.js";
 
 /**
  * The dry run takes the same request as the gateway, plus the key and the region address: every
@@ -19,15 +20,15 @@ export const EvaluateRequest = Type.Object(
       }),
     ),
     api: Type.Optional(
-      Type.Union([Type.Literal("chat"), Type.Literal("embeddings")], {
+      Type.Union([Type.Literal("chat"), Type.Literal("embeddings"), Type.Literal("responses")], {
         description:
-          "The API the request is made on (default chat): `chat` takes a chat completion request (`messages` required), `embeddings` an embeddings request (`input` required).",
+          "The API the request is made on (default chat): `chat` takes a chat completion request (`messages` required), `embeddings` an embeddings request (`input` required), `responses` an OpenAI Responses request (`input`, `instructions`, ...).",
       }),
     ),
     ...ChatCompletionRequest.properties,
     // Required by the chat API only: which fields a request needs is checked against its API's schema.
     messages: Type.Optional(ChatCompletionRequest.properties.messages),
-    input: Type.Optional(EmbeddingsRequest.properties.input),
+    input: Type.Optional(Type.Union([EmbeddingsRequest.properties.input, ResponsesInput])),
     encoding_format: Type.Optional(EmbeddingsRequest.properties.encoding_format),
     dimensions: Type.Optional(EmbeddingsRequest.properties.dimensions),
   },

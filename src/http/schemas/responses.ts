@@ -205,3 +205,25 @@ export const ModelEndpointsResponse = Type.Object({
     ),
   }),
 });
+
+/** An OpenAI Responses answer, with the fields the gateway fills in where a provider leaves them out. */
+export const ResponsesResponse = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal("response"),
+    created_at: Type.Integer(),
+    model: Type.String(),
+    status: Type.String(),
+    output: Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true })),
+    usage: Type.Optional(
+      Nullable(
+        Type.Object({
+          input_tokens: Type.Integer(),
+          output_tokens: Type.Integer(),
+          total_tokens: Type.Integer(),
+        }),
+      ),
+    ),
+  },
+  { description: "The provider's answer as it sent it, after the gateway's checks." },
+);
