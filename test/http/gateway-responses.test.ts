@@ -3,19 +3,11 @@ import { after, before, describe, it } from "node:test";
 import { OpenRouter } from "@openrouter/sdk";
 import type { OpenResponsesResult, StreamEvents } from "@openrouter/sdk/models";
 import OpenAI from "openai";
-import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import type { ScriptedAnswer } from "../../src/local-upstream/server.js";
 import { call } from "../helpers/server.js";
-import {
-  type GatewayBench,
-  guardKey,
-  LLAMA,
-  orgWithKey,
-  post,
-  startGatewayBench,
-} from "./gateway-support.js";
+import { type GatewayBench, guardKey, orgWithKey, post, startGatewayBench } from "./gateway-support.js";
 
-/** Served by the openai provider (which speaks responses) and azure (which does not). */
+/** Served by the openai provider (which speaks responses) and azure (which speaks chat only). */
 const GPT = "openai/gpt-4.1";
 const EMBEDDING = "openai/text-embedding-3-small";
 
@@ -384,7 +376,8 @@ describe("POST /api/v1/responses, forwarded natively (docs/gateway.md#responses)
         store: false,
       });
       assert.equal(data.messages, null);
-      // Only endpoints whose provider speaks responses: azure is removed.
+      // azure speaks only chat: it stays a candidate, the request translated there
+      // (docs/gateway.md#responses-translation).
       assert.deepEqual(
         data.candidates.map((c: { provider: string; removed_by: { rule: string }[] }) => [
           c.provider,
@@ -392,7 +385,7 @@ describe("POST /api/v1/responses, forwarded natively (docs/gateway.md#responses)
         ]),
         [
           ["openai", []],
-          ["azure", ["api_not_supported"]],
+          ["azure", []],
         ],
       );
       assert.equal(bench.received.length, before);
@@ -610,34 +603,5 @@ describe("the reference SDK @openrouter/sdk reads our Responses answers under it
     } finally {
       bench.script.next = undefined;
     }
-  });
-});
-
-describe("Responses and provider APIs (docs/gateway.md#provider-apis)", () => {
-  let bench: GatewayBench;
-  before(async () => {
-    // The openai provider made to speak chat only: only the echo provider speaks responses.
-    const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
-    const catalog = {
-      ...shipped,
-      providers: shipped.providers.map((p) => (p.id === "openai" ? { ...p, apis: ["chat" as const] } : p)),
-    };
-    bench = await startGatewayBench({ catalog });
-  });
-  after(async () => {
-    await bench.close();
-  });
-
-  it("an endpoint whose provider does not speak responses is no candidate: 503 api_not_supported; the echo provider serves", async () => {
-    const { key } = await orgWithKey(bench);
-    const refused = await respond(bench, key.secret, { model: GPT, input: "hi" });
-    assert.equal(refused.status, 503, refused.text);
-    assert.equal(refused.body.error.metadata.reason, "api_not_supported");
-    assert.equal(bench.received.length, 0);
-    // A chat model served by the echo provider (local speaks every API): groq and deepinfra do not.
-    const served = await respond(bench, key.secret, { model: LLAMA, input: "hi" });
-    assert.equal(served.status, 200, served.text);
-    assert.equal(bench.received.length, 1);
-    assert.equal(bench.received[0]?.path.endsWith("/responses"), true);
   });
 });

@@ -7,9 +7,11 @@ import {
   replaceTexts,
 } from "../../../domain/chat-texts.js";
 import { type Issue, invalidRequest } from "../../../domain/errors.js";
-import type { AnswerDefaults, EventReader, Surface } from "../surface.js";
+import type { AnswerDefaults, ChatTranslation, EventReader, Surface } from "../surface.js";
 import { completeResponseText, ResponsesEventReader, responseUsage } from "./answer.js";
 import { type ResponsesBody, ResponsesRequest } from "./schema.js";
+import { chatToResponses, chatUsage, responsesToChat } from "./translate.js";
+import { ChatToResponsesStream } from "./translate-stream.js";
 
 export type { ResponsesBody } from "./schema.js";
 
@@ -127,7 +129,29 @@ export function withOutputCap(body: ResponsesBody, cap: number | null): Response
 }
 
 /**
- * The OpenAI Responses API, forwarded natively to providers that speak it (docs/gateway.md#responses).
+ * A Responses request carried over chat completions to a provider that speaks only chat, and its
+ * answer and stream back (docs/gateway.md#responses-translation).
+ */
+const overChat: ChatTranslation<ResponsesBody> = {
+  upstreamPath: "/chat/completions",
+  streamTerminator: "[DONE]",
+  request: (body) => {
+    const { chat, dropped } = responsesToChat(body);
+    return { body: chat, dropped };
+  },
+  usageOf: (answer) => chatUsage((answer as { usage?: unknown } | null)?.usage),
+  answer: (_text, parsed, body, defaults) => JSON.stringify(chatToResponses(parsed, body, defaults)),
+  events: (body, defaults) => {
+    const stream = new ChatToResponsesStream(body, defaults);
+    // The relay drops the chat stream's "[DONE]" before reading it: the response's closing events
+    // are sent once the stream has ended and its spend is settled.
+    return { read: (data) => stream.read(data), end: () => stream.finish() };
+  },
+};
+
+/**
+ * The OpenAI Responses API, forwarded natively to providers that speak it (docs/gateway.md#responses),
+ * and translated to chat completions for those that speak only chat.
  * Its streams end with their `response.completed` event: there is no terminator to drop or send.
  */
 export const responsesSurface: Surface<ResponsesBody> = {
@@ -156,4 +180,5 @@ export const responsesSurface: Surface<ResponsesBody> = {
   completeAnswer: completeResponseText,
   eventReader: (_body: ResponsesBody, defaults: AnswerDefaults): EventReader =>
     new ResponsesEventReader(defaults),
+  translation: overChat,
 };

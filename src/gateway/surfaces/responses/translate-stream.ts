@@ -107,11 +107,11 @@ export class ChatToResponsesStream implements EventReader {
     }
     if (this.ended) return { send: "", usage, contentBytes: 0 };
     let out = this.start(chunk);
-    if (data === DONE) out += this.end(true);
+    if (data === DONE) out += this.close(true);
     else if (isObject(chunk)) {
       if (isObject(chunk.error)) {
         this.failed = true;
-        out += this.end(false);
+        out += this.close(false);
       } else out += this.chunk(chunk);
     }
     return { send: out, usage, contentBytes: this.bytes - before };
@@ -120,7 +120,7 @@ export class ChatToResponsesStream implements EventReader {
   /** The closing events for a stream that ended without "[DONE]"; "" once the response has ended. */
   finish(): string {
     if (this.ended) return "";
-    return this.start(undefined) + this.end(false);
+    return this.start(undefined) + this.close(false);
   }
 
   private event(type: string, fields: Json): string {
@@ -368,7 +368,7 @@ export class ChatToResponsesStream implements EventReader {
   }
 
   /** Closes what is open and sends the final event; `done`: the upstream sent "[DONE]". */
-  private end(done: boolean): string {
+  private close(done: boolean): string {
     this.ended = true;
     if (!done && this.finishReason === null) this.failed = true;
     let out = "";
