@@ -1,0 +1,76 @@
+/**
+ * The prompt-injection detector's cost on ordinary text does not depend on what it read before
+ * (docs/detectors.md#injection-cost-cliff): long texts dense with attacks alternate with batches of
+ * short ordinary texts, and each batch's cost is bounded by a ratio to a plain scan of the same
+ * batch, measured in the same way in the same test. Costs are CPU time of this process, so a pause
+ * of the machine is not counted; no absolute duration is asserted.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { findPromptInjections } from "../../src/domain/detectors/regex-prompt-injection.js";
+
+const corpus = ["dev", "held-out"].flatMap((name) =>
+  readFileSync(new URL(`../fixtures/injection-corpus/${name}.jsonl`, import.meta.url), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { text: string; expect: boolean }),
+);
+const attacks = corpus.filter((c) => c.expect).map((c) => c.text);
+
+/** A fixed sequence, so every run reads the same texts. */
+let state = 20261127;
+function next(n: number): number {
+  state = (state * 1103515245 + 12345) % 2147483648;
+  return Math.floor((state / 2147483648) * n);
+}
+
+function longAttack(length: number): string {
+  let text = "";
+  while (text.length < length) text += `${attacks[next(attacks.length)]} `;
+  return text;
+}
+
+const TOPICS = ["quarterly report", "refund request", "shipping delay", "login issue", "invoice", "roadmap"];
+function shortBatch(round: number): string[] {
+  return Array.from(
+    { length: 48 },
+    (_, i) =>
+      `Ticket ${round * 100 + i}: please summarise the ${TOPICS[(round + i) % TOPICS.length]} for the board, ` +
+      `list three risks and draft a polite reply to the customer about next steps. `.repeat(6),
+  );
+}
+
+function plainScan(text: string): number {
+  let n = 0;
+  for (const m of text.matchAll(/[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu)) n += m[0].length;
+  return n;
+}
+
+function cpuMicros(work: () => void): number {
+  const before = process.cpuUsage();
+  work();
+  const used = process.cpuUsage(before);
+  return used.user + used.system;
+}
+
+test("a batch of short texts after a long attack text costs a bounded multiple of a plain scan (docs/detectors.md#injection-cost-cliff)", () => {
+  // Both sides run once before measuring, so the first use of the automata is not a round.
+  findPromptInjections(longAttack(30_000));
+  for (const t of shortBatch(99)) findPromptInjections(t) && plainScan(t);
+  const ratios: number[] = [];
+  for (let round = 0; round < 8; round++) {
+    const batch = shortBatch(round);
+    findPromptInjections(longAttack(30_000));
+    const detector = cpuMicros(() => {
+      for (const t of batch) assert.deepEqual(findPromptInjections(t), []);
+    });
+    findPromptInjections(longAttack(30_000));
+    const plain = cpuMicros(() => {
+      for (const t of batch) plainScan(t);
+    });
+    ratios.push(detector / Math.max(plain, 1));
+  }
+  const worst = Math.max(...ratios);
+  assert.ok(worst <= 20, `batch cost / plain scan per round: ${ratios.map((r) => r.toFixed(1)).join(" ")}`);
+});
