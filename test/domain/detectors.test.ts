@@ -506,3 +506,34 @@ describe("detector rules", () => {
     assert.deepEqual(over, []);
   });
 });
+
+describe("held-out national forms (docs/detectors.md#held-out-national-forms)", () => {
+  // Written from public numbering plans and secret formats, labelled before the first run and
+  // never used for tuning: these floors say "no regression", the figures in the docs say how far.
+  const lines = readFileSync(
+    join(dirname(fileURLToPath(import.meta.url)), "../fixtures/detector-held-out/national-forms.jsonl"),
+    "utf8",
+  )
+    .trim()
+    .split("\n");
+  const header = JSON.parse(lines[0] ?? "{}") as { held_out?: boolean };
+  const cases = lines
+    .slice(1)
+    .map((l) => JSON.parse(l) as { slug: BuiltinSlug; text: string; expect: boolean });
+
+  it("the file says it is held out", () => {
+    assert.equal(header.held_out, true);
+  });
+
+  for (const slug of ["phone", "ssn", "secrets"] as const) {
+    it(`${slug}: no false positive, and recall of at least 0.7`, () => {
+      const mine = cases.filter((c) => c.slug === slug);
+      const positives = mine.filter((c) => c.expect);
+      const negatives = mine.filter((c) => !c.expect);
+      const falsePositives = negatives.filter((c) => DETECTORS[slug](c.text).length > 0).map((c) => c.text);
+      const found = positives.filter((c) => DETECTORS[slug](c.text).length > 0).length;
+      assert.deepEqual(falsePositives, []);
+      assert.ok(found / positives.length >= 0.7, `${slug}: ${found} of ${positives.length}`);
+    });
+  }
+});

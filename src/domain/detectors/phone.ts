@@ -26,8 +26,9 @@ const PHONE = new RegExp(
     String.raw`\b\d{7,15}`,
     String.raw`\b[2-9]\d\d[ .-]\d{4}`,
     // National groupings without a trunk 0 (docs/detectors.md#phone-national): captured, so that
-    // keep() can ask for a cue or the Brazilian shape.
-    String.raw`(\(?\b\d{2,5}\)?(?:[ .-]\d{2,5}){1,4})`,
+    // keep() can ask for a cue or the Brazilian shape. Spaces and hyphens only: dotted groups are
+    // versions, dates and addresses far more often, and would cost a cue check each.
+    String.raw`(\(?\b\d{2,5}\)?(?:[ -]\d{2,5}){1,4})`,
   ].join("|"),
   "g",
 );
@@ -35,10 +36,10 @@ const PHONE = new RegExp(
 /**
  * Words that announce a phone number, in English and in the languages of the national plans the
  * detector reads (docs/detectors.md#phone-national): Spanish, Portuguese, French, German, Polish,
- * Italian, Hindi.
+ * Italian, Hindi. A JSON key or a form field may close the cue (`"telefono": "`, `phone=`).
  */
 const CUE =
-  /(?:phone|tel|telephone|mobile|cell|fax|whatsapp|sms|call|text|ring|dial|tel[eé]fono|telefone|t[eé]l[eé]phone|telefon|tfno|tlf|m[oó]vil|celular|cel|portable|handy|mobil|kom[oó]rka|kom|cellulare|llámame al|llama al|ligue para|zadzwoń|फ़ोन|फ़ोन|फोन|मोबाइल)(?: ?(?:me|us|him|her))?(?: ?(?:at|on|al|para))?(?: ?(?:no\.?|number|#|nº|n°|nr\.?|नंबर|नम्बर))?[ .:#]{0,4}$/;
+  /(?:phone|tel|telephone|mobile|cell|fax|whatsapp|sms|call|text|ring|dial|tel[eé]fono|telefone|t[eé]l[eé]phone|telefon|tfno|tlf|m[oó]vil|celular|cel|portable|handy|mobil|kom[oó]rka|kom|cellulare|llámame al|llama al|ligue para|zadzwoń|फ़ोन|फ़ोन|फोन|मोबाइल)(?: ?(?:me|us|him|her))?(?: ?(?:at|on|al|para))?(?: ?(?:no\.?|number|#|nº|n°|nr\.?|नंबर|नम्बर))?[ .:#"'=]{0,5}$/;
 /**
  * Brazil's mobile `(DD) 9XXXX-XXXX` (area codes use digits 1-9 only): a shape no other number
  * takes, kept without a cue like the North American one. The landline `(DD) XXXX-XXXX` needs a cue:

@@ -13,7 +13,7 @@ import { around, collect, isWordChar, lowerBefore } from "./spans.js";
  */
 const SSN = /\b(?:\d{3}([- .\u2013])\d{2}\1\d{4}|\d{9})/g;
 const CUE =
-  /(?:\bssn|\bss#|\bss no\.?|\bsoc(?:ial)?(?: sec(?:urity)?)?(?: number| no\.?| #)?|\btax id|\btin|\bid)(?: ?\(ssn\))?(?: ?(?:number|no\.?|#))?(?: is)?["' \t:#=()-]{0,6}$/;
+  /(?:(?:\b|_)ssn|\bss#|\bss no\.?|\bsoc(?:ial)?(?: sec(?:urity)?)?(?: number| no\.?| #)?|\btax id|\btin|\bid)(?: ?\(ssn\))?(?: ?(?:number|no\.?|#))?(?: is)?["' \t:#=()-]{0,6}$/;
 /**
  * The cue after the number (docs/detectors.md#ssn-cues): `123456789 is my SSN`, `123 45 6789 (SSN)`,
  * `123.45.6789 - social security number`.
