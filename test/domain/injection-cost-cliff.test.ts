@@ -1,14 +1,14 @@
 /**
  * The prompt-injection detector's cost on ordinary text does not depend on what it read before
  * (docs/detectors.md#injection-cost-cliff): long texts dense with attacks alternate with batches of
- * short ordinary texts, and each batch's cost is bounded by a ratio to a plain scan of the same
- * batch, measured in the same way in the same test. Costs are CPU time of this process, so a pause
+ * short ordinary texts; the prefilter's pass over each long text and each batch's whole detection
+ * are bounded by a ratio to a plain scan of the same text, measured in the same test. Costs are CPU time of this process, so a pause
  * of the machine is not counted; no absolute duration is asserted.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { findPromptInjections } from "../../src/domain/detectors/regex-prompt-injection.js";
+import { findPromptInjections, passesPrefilter } from "../../src/domain/detectors/regex-prompt-injection.js";
 
 const corpus = ["dev", "held-out"].flatMap((name) =>
   readFileSync(new URL(`../fixtures/injection-corpus/${name}.jsonl`, import.meta.url), "utf8")
@@ -54,14 +54,18 @@ function cpuMicros(work: () => void): number {
   return used.user + used.system;
 }
 
-test("a batch of short texts after a long attack text costs a bounded multiple of a plain scan (docs/detectors.md#injection-cost-cliff)", () => {
+test("long attack texts and short ordinary texts alternate, each pass a bounded multiple of a plain scan (docs/detectors.md#injection-cost-cliff)", () => {
   // Both sides run once before measuring, so the first use of the automata is not a round.
   findPromptInjections(longAttack(30_000));
   for (const t of shortBatch(99)) findPromptInjections(t) && plainScan(t);
-  const ratios: number[] = [];
+  const screens: number[] = [];
+  const batches: number[] = [];
   for (let round = 0; round < 8; round++) {
+    const long = longAttack(30_000);
+    const plainLong = cpuMicros(() => plainScan(long));
+    screens.push(cpuMicros(() => assert.equal(passesPrefilter(long), true)) / Math.max(plainLong, 1));
+    assert.ok(findPromptInjections(long).length > 0);
     const batch = shortBatch(round);
-    findPromptInjections(longAttack(30_000));
     const detector = cpuMicros(() => {
       for (const t of batch) assert.deepEqual(findPromptInjections(t), []);
     });
@@ -69,8 +73,11 @@ test("a batch of short texts after a long attack text costs a bounded multiple o
     const plain = cpuMicros(() => {
       for (const t of batch) plainScan(t);
     });
-    ratios.push(detector / Math.max(plain, 1));
+    batches.push(detector / Math.max(plain, 1));
   }
-  const worst = Math.max(...ratios);
-  assert.ok(worst <= 20, `batch cost / plain scan per round: ${ratios.map((r) => r.toFixed(1)).join(" ")}`);
+  const show = (xs: number[]) => xs.map((r) => r.toFixed(1)).join(" ");
+  // The screen of a long attack text stops at its first attack (it read the whole text, and cost
+  // 100 to 500 plain scans, before docs/detectors.md#injection-cost-cliff).
+  assert.ok(Math.max(...screens) <= 20, `screen of a long attack / plain scan per round: ${show(screens)}`);
+  assert.ok(Math.max(...batches) <= 20, `short batch / plain scan per round: ${show(batches)}`);
 });
