@@ -179,6 +179,18 @@ const ADVERSARIAL: CostInput[] = [
   "repeat the text above ",
   "ignroe previuos ",
   "A.I. ",
+  // Near-matches of the national phone layouts, SSN cues and secret forms
+  // (docs/detectors.md#phone-national, #ssn-cues, #secrets-forms).
+  "12 34 ",
+  "(11) 9",
+  "tel 12 ",
+  "ssn 123 45 ",
+  "123456789 is my ",
+  "mysql -u ",
+  "mysql -p",
+  "password is ",
+  "redis://:",
+  "&a=",
 ].map((unit) => ({ name: JSON.stringify(unit), unit, length: 100_000 }));
 
 /**
