@@ -323,6 +323,8 @@ describe("detector rules", () => {
       "(11) 2019-2020 season",
       "on 2024 05 12 we met",
       "Tel. order no. 512 345 678",
+      "parcel 512 345 678 arrived",
+      "excel 55 1234 5678",
     ]) {
       assert.deepEqual(found("phone", not), [], not);
     }

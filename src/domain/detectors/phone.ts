@@ -36,10 +36,11 @@ const PHONE = new RegExp(
 /**
  * Words that announce a phone number, in English and in the languages of the national plans the
  * detector reads (docs/detectors.md#phone-national): Spanish, Portuguese, French, German, Polish,
- * Italian, Hindi. A JSON key or a form field may close the cue (`"telefono": "`, `phone=`).
+ * Italian, Hindi. A JSON key or a form field may close the cue (`"telefono": "`, `phone=`). The
+ * added words must start a word: `cel` ends `parcel` and `excel`.
  */
 const CUE =
-  /(?:phone|tel|telephone|mobile|cell|fax|whatsapp|sms|call|text|ring|dial|tel[eé]fono|telefone|t[eé]l[eé]phone|telefon|tfno|tlf|m[oó]vil|celular|cel|portable|handy|mobil|kom[oó]rka|kom|cellulare|llámame al|llama al|ligue para|zadzwoń|फ़ोन|फ़ोन|फोन|मोबाइल)(?: ?(?:me|us|him|her))?(?: ?(?:at|on|al|para))?(?: ?(?:no\.?|number|#|nº|n°|nr\.?|नंबर|नम्बर))?[ .:#"'=]{0,5}$/;
+  /(?:phone|tel|telephone|mobile|cell|fax|whatsapp|sms|call|text|ring|dial|(?<![a-zà-ÿ])(?:tel[eé]fono|telefone|t[eé]l[eé]phone|telefon|tfno|tlf|m[oó]vil|celular|cel|portable|handy|mobil|kom[oó]rka|kom|cellulare|llámame al|llama al|ligue para|zadzwoń)|फ़ोन|फ़ोन|फोन|मोबाइल)(?: ?(?:me|us|him|her))?(?: ?(?:at|on|al|para))?(?: ?(?:no\.?|number|#|nº|n°|nr\.?|नंबर|नम्बर))?[ .:#"'=]{0,5}$/;
 /**
  * Brazil's mobile `(DD) 9XXXX-XXXX` (area codes use digits 1-9 only): a shape no other number
  * takes, kept without a cue like the North American one. The landline `(DD) XXXX-XXXX` needs a cue:
