@@ -179,6 +179,18 @@ const ADVERSARIAL: CostInput[] = [
   "repeat the text above ",
   "ignroe previuos ",
   "A.I. ",
+  // Near-matches of the national phone layouts, SSN cues and secret forms
+  // (docs/detectors.md#phone-national, #ssn-cues, #secrets-forms).
+  "12 34 ",
+  "(11) 9",
+  "tel 12 ",
+  "ssn 123 45 ",
+  "123456789 is my ",
+  "mysql -u ",
+  "mysql -p",
+  "password is ",
+  "redis://:",
+  "&a=",
 ].map((unit) => ({ name: JSON.stringify(unit), unit, length: 100_000 }));
 
 /**
@@ -268,6 +280,83 @@ describe("detector rules", () => {
     assert.deepEqual(found("ssn", "SSN 123 45 6789"), ["123 45 6789"]);
     assert.deepEqual(found("ssn", "routing 123456789"), []);
     assert.deepEqual(found("ssn", "ssn: 123456789"), ["123456789"]);
+  });
+
+  it("SSN cues: a JSON key, `social`, or a cue after the number (docs/detectors.md#ssn-cues)", () => {
+    assert.deepEqual(found("ssn", '{"ssn": "123456789"}'), ["123456789"]);
+    assert.deepEqual(found("ssn", '{"ssn": "123.45.6789"}'), ["123.45.6789"]);
+    assert.deepEqual(found("ssn", "my social is 123456789"), ["123456789"]);
+    assert.deepEqual(found("ssn", "soc sec # 234 56 7890"), ["234 56 7890"]);
+    assert.deepEqual(found("ssn", "123456789 is my SSN"), ["123456789"]);
+    assert.deepEqual(found("ssn", "123.45.6789 (SSN)"), ["123.45.6789"]);
+    assert.deepEqual(found("ssn", "234567890, her social security number"), ["234567890"]);
+    for (const not of [
+      "coords 123.45.6789",
+      "order 123456789 shipped",
+      "123456789 is my order",
+      "version 123.45.6789.1",
+    ]) {
+      assert.deepEqual(found("ssn", not), [], not);
+    }
+  });
+
+  it("phone national layouts: other languages' cues and Brazil's mobile shape (docs/detectors.md#phone-national)", () => {
+    const cases: [string, string][] = [
+      ["Telefone: (11) 91234-5678", "(11) 91234-5678"],
+      ["ligue (21) 98765-4321 amanhã", "(21) 98765-4321"],
+      ["teléfono: 612 34 56 78", "612 34 56 78"],
+      ["móvil 699 12 34 56", "699 12 34 56"],
+      ["Tel. 55 1234 5678", "55 1234 5678"],
+      ["celular: 33 2345 6789", "33 2345 6789"],
+      ["komórka: 512 345 678", "512 345 678"],
+      ["tel. 22 123 45 67", "22 123 45 67"],
+      ["मोबाइल: 98765 43210", "98765 43210"],
+      ["Handy: 0151 23456789", "0151 23456789"],
+      ["cellulare 347 123 4567", "347 123 4567"],
+    ];
+    for (const [text, phone] of cases) assert.deepEqual(found("phone", text), [phone], text);
+    for (const not of [
+      "population 512 345 678 people",
+      "total 55 1234 5678",
+      "see 612 34 56 78",
+      "price 1 234 567",
+      "(11) 2019-2020 season",
+      "on 2024 05 12 we met",
+      "Tel. order no. 512 345 678",
+      "parcel 512 345 678 arrived",
+      "excel 55 1234 5678",
+    ]) {
+      assert.deepEqual(found("phone", not), [], not);
+    }
+  });
+
+  it("secrets in prose, MySQL command lines and connection strings (docs/detectors.md#secrets-forms)", () => {
+    const cases: [string, string][] = [
+      ["my password is hunter2!x", "hunter2!x"],
+      ["the wifi password was Tr0ub4dor.", "Tr0ub4dor"],
+      ["passwd: Tr0ub4dor", "Tr0ub4dor"],
+      ["pwd=s3cr3tP4", "s3cr3tP4"],
+      ["mysql -u root -p'S3cr3t!pw' db", "S3cr3t!pw"],
+      ["mysql -uroot -pS3cr3tpw db", "S3cr3tpw"],
+      ['mysqldump -h db -u app --single-transaction -p"Dump9pw" app', "Dump9pw"],
+      ["redis://:p4ssW0rd@cache:6379", "p4ssW0rd"],
+      ["postgres://app:Sup3rS3cret@db.internal/app", "Sup3rS3cret"],
+      ["mongodb+srv://user:Zx9pQ2wL@cluster0.example.net/test", "Zx9pQ2wL"],
+      ["amqp://guest:Rabb1tPw@mq:5672/", "Rabb1tPw"],
+      ["Server=db1;Database=app;User Id=sa;Password=Str0ng!Pw;", "Str0ng!Pw"],
+      ["jdbc:mysql://db:3306/app?user=app&password=Jd8cPwd9&useSSL=true", "Jd8cPwd9"],
+    ];
+    for (const [text, secret] of cases) assert.deepEqual(found("secrets", text), [secret], text);
+    for (const not of [
+      "the password is required",
+      "password is case-sensitive",
+      "Password is Required",
+      "mysql -u root -p db",
+      "mysql -P 3306 -h db",
+      "your passport is valid",
+    ]) {
+      assert.deepEqual(found("secrets", not), [], not);
+    }
   });
 
   it("IPv6 compressed forms: one :: stands for any run of zero groups", () => {
@@ -430,4 +519,35 @@ describe("detector rules", () => {
       .map((c) => `${c.slug} on ${c.input}: ${(c.detectorMs / c.plainMs).toFixed(0)} times the plain scan`);
     assert.deepEqual(over, []);
   });
+});
+
+describe("held-out national forms (docs/detectors.md#held-out-national-forms)", () => {
+  // Written from public numbering plans and secret formats, labelled before the first run and
+  // never used for tuning: these floors say "no regression", the figures in the docs say how far.
+  const lines = readFileSync(
+    join(dirname(fileURLToPath(import.meta.url)), "../fixtures/detector-held-out/national-forms.jsonl"),
+    "utf8",
+  )
+    .trim()
+    .split("\n");
+  const header = JSON.parse(lines[0] ?? "{}") as { held_out?: boolean };
+  const cases = lines
+    .slice(1)
+    .map((l) => JSON.parse(l) as { slug: BuiltinSlug; text: string; expect: boolean });
+
+  it("the file says it is held out", () => {
+    assert.equal(header.held_out, true);
+  });
+
+  for (const slug of ["phone", "ssn", "secrets"] as const) {
+    it(`${slug}: no false positive, and recall of at least 0.7`, () => {
+      const mine = cases.filter((c) => c.slug === slug);
+      const positives = mine.filter((c) => c.expect);
+      const negatives = mine.filter((c) => !c.expect);
+      const falsePositives = negatives.filter((c) => DETECTORS[slug](c.text).length > 0).map((c) => c.text);
+      const found = positives.filter((c) => DETECTORS[slug](c.text).length > 0).length;
+      assert.deepEqual(falsePositives, []);
+      assert.ok(found / positives.length >= 0.7, `${slug}: ${found} of ${positives.length}`);
+    });
+  }
 });

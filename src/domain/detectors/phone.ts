@@ -25,12 +25,28 @@ const PHONE = new RegExp(
     String.raw`\(?0[1-9]\d{0,4}\)?[ -]\d{2,8}(?:[ -]\d{2,4}){0,4}`,
     String.raw`\b\d{7,15}`,
     String.raw`\b[2-9]\d\d[ .-]\d{4}`,
+    // National groupings without a trunk 0 (docs/detectors.md#phone-national): captured, so that
+    // keep() can ask for a cue or the Brazilian shape. Spaces and hyphens only: dotted groups are
+    // versions, dates and addresses far more often, and would cost a cue check each.
+    String.raw`(\(?\b\d{2,5}\)?(?:[ -]\d{2,5}){1,4})`,
   ].join("|"),
   "g",
 );
 
+/**
+ * Words that announce a phone number, in English and in the languages of the national plans the
+ * detector reads (docs/detectors.md#phone-national): Spanish, Portuguese, French, German, Polish,
+ * Italian, Hindi. A JSON key or a form field may close the cue (`"telefono": "`, `phone=`). The
+ * added words must start a word: `cel` ends `parcel` and `excel`.
+ */
 const CUE =
-  /(?:phone|tel|telephone|mobile|cell|fax|whatsapp|sms|call|text|ring|dial)(?: ?(?:me|us|him|her))?(?: ?(?:at|on))?(?: ?(?:no\.?|number|#))?[ .:#]{0,4}$/;
+  /(?:phone|tel|telephone|mobile|cell|fax|whatsapp|sms|call|text|ring|dial|(?<![a-zà-ÿ])(?:tel[eé]fono|telefone|t[eé]l[eé]phone|telefon|tfno|tlf|m[oó]vil|celular|cel|portable|handy|mobil|kom[oó]rka|kom|cellulare|llámame al|llama al|ligue para|zadzwoń)|फ़ोन|फ़ोन|फोन|मोबाइल)(?: ?(?:me|us|him|her))?(?: ?(?:at|on|al|para))?(?: ?(?:no\.?|number|#|nº|n°|nr\.?|नंबर|नम्बर))?[ .:#"'=]{0,5}$/;
+/**
+ * Brazil's mobile `(DD) 9XXXX-XXXX` (area codes use digits 1-9 only): a shape no other number
+ * takes, kept without a cue like the North American one. The landline `(DD) XXXX-XXXX` needs a cue:
+ * `(11) 2019-2020` is a season.
+ */
+const BRAZIL = /^\([1-9]{2}\) ?9\d{4}-\d{4}$/;
 const LABELLED =
   /\b(?:order|invoice|sku|part|ref|reference|ticket|case|tracking|serial|account|acct|po|isbn|model|item|lot|batch|id|receipt|transaction|customer)\.?(?: ?(?:no\.?|number|num|#|id))?[ .:#]{0,4}$/;
 
@@ -57,6 +73,10 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   if (first === 43) return digits >= 8 && digits <= 15 ? { start, end } : null;
   const context = lowerBefore(text, start, 28);
   if (LABELLED.test(context)) return null;
+  if (m[1] !== undefined) {
+    if (digits < 8 || digits > 13) return null;
+    return BRAZIL.test(raw) || CUE.test(context) ? { start, end } : null;
+  }
   if (raw.length === digits || digits === 7) return CUE.test(context) ? { start, end } : null;
   if (raw.startsWith("00")) return digits >= 10 && digits <= 17 ? { start, end } : null;
   if (first === 48 || (first === 40 && raw.charCodeAt(1) === 48)) {

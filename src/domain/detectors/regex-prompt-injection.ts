@@ -90,7 +90,6 @@ function correctionsMap(): Corrections {
 }
 
 const ANCHORS = anchorSources(parsed.map((items, i) => ({ items, last: PHRASES[i]?.anchorLast })));
-const TEMPLATE_ENTRY = ANCHORS.length;
 /** The anchors, then the template tokens, then the misspellings and the Latin-1 gate. */
 const ENTRIES = [
   ...ANCHORS,
@@ -453,8 +452,7 @@ function prefilter(
     return all;
   }
 }
-/** What an RE2 failure answers: the template entry and a phrase entry, so that everything is checked. */
-const ALL_ENTRIES = [0, TEMPLATE_ENTRY];
+/** What an RE2 failure answers: every phrase is checked. */
 const ALL_PHRASES = PHRASES.map((_, i) => i);
 
 function templateSpans(text: string, spans: Span[]): Span[] {
@@ -486,15 +484,33 @@ export function findWithoutPrefilter(text: string): Span[] {
 /**
  * The prefilter: whether `text` may hold a phrase, and whether it may hold a template token. Given
  * the text's UTF-8 (`utf8`), the set reads it as it is: converting the string is a third of the pass.
+ *
+ * The set is asked only whether anything matches, so its search stops at the first match
+ * (docs/detectors.md#injection-cost-cliff): asked for every entry, it read a long text of attacks
+ * to its end, and the many automaton states that built filled and reset the cache it shares with
+ * every ordinary text, which then paid to rebuild them (a short text after a long attack cost up
+ * to 100 times its usual pass). Which entries matched is not needed: the exact check that follows
+ * finds the phrases itself, and the template tokens are looked for on their own.
  */
 function screen(text: string, utf8?: Buffer): { phrases: boolean; templates: boolean } {
   // As many UTF-8 bytes as characters: every character is ASCII, so none is two-byte, and the
   // search through the text is not needed.
   const wide = (utf8 === undefined || utf8.length !== text.length) && TWO_BYTE.test(text);
   const set = wide ? PREFILTER_WIDE : PREFILTER;
-  const entries = prefilter(set, utf8 ?? text, ALL_ENTRIES);
-  const templates = entries.includes(TEMPLATE_ENTRY);
-  return { phrases: entries.length > (templates ? 1 : 0), templates };
+  if (!anyEntry(set, utf8 ?? text)) return NOTHING;
+  TEMPLATES.lastIndex = 0;
+  return { phrases: true, templates: TEMPLATES.test(text) };
+}
+
+const NOTHING = { phrases: false, templates: false };
+
+/** Whether `text` matches any entry; when RE2 runs out of memory, "yes", never "no". */
+function anyEntry(set: { test(text: string | Buffer): boolean }, text: string | Buffer): boolean {
+  try {
+    return set.test(text);
+  } catch {
+    return true;
+  }
 }
 
 /** Whether the prefilter sends `text` to the exact check (for tests: ordinary prose must not go). */

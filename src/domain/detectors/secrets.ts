@@ -84,15 +84,15 @@ const PEM_BODY =
   /(?:(?:[ \t\r\n]|\\n){1,4}(?:[A-Za-z0-9+/=]{16,8192}|(?:Proc-Type|DEK-Info):[^\r\n\\]{1,80})){0,400}/y;
 const MAX_PEM = 16_000;
 
-/** The password of `scheme://user:password@host`. */
-const URL_PASSWORD = /[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@/]{1,64}:([^\s@/]{3,128})@/g;
+/** The password of `scheme://user:password@host`, or `redis://:password@host` with no user. */
+const URL_PASSWORD = /[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@/]{0,64}:([^\s@/]{3,128})@/g;
 
 /**
  * A credential-named key, then `:` `=` `=>` or `:=`, then the value. The name may be one part of a
  * longer identifier (`DB_PASSWORD`, `aws_secret_access_key`); `Bearer` takes a value after a space.
  */
 const ASSIGNMENT =
-  /(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client|app)[_-]?key|credentials?|auth[_-]?token)((?:[_-][A-Za-z0-9]{1,20}){0,4})["']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}["']?([^\s"'`,;]{6,300})|Bearer[ \t]{1,3}([A-Za-z0-9._~+/-]{20,2000}=*)/gi;
+  /(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client|app)[_-]?key|credentials?|auth[_-]?token)((?:[_-][A-Za-z0-9]{1,20}){0,4})["']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}["']?((?:[^\s"'`,;&]|&(?![A-Za-z_][A-Za-z0-9_]{0,30}=)){6,300})|Bearer[ \t]{1,3}([A-Za-z0-9._~+/-]{20,2000}=*)/gi;
 /**
  * The farthest a credential-named key can start before its `:` or `=`: the longest name
  * (`encryption_key`, 14), four identifier parts (84), a quote and three spaces. No key starts
@@ -101,6 +101,63 @@ const ASSIGNMENT =
 const ASSIGNMENT_REACH = 14 + 84 + 1 + 3;
 /** The `Bearer` form has no operator; where it may stand, the whole text is searched. */
 const BEARER = /bearer/i;
+
+/**
+ * A password told in prose (docs/detectors.md#secrets-forms): `my password is hunter2!x`,
+ * `the wifi password was Tr0ub4dor`. Kept only when the value mixes letters with a digit or a symbol
+ * (`the password is required`, `case-sensitive` are words).
+ */
+const PROSE_PASSWORD =
+  /(?:password|passwd|passphrase|passcode|pwd)(?: for [^\s]{1,40})? (?:is|was|is now|will be) ["'\u201c]?([^\s"'\u201d]{6,128})/iy;
+/** The password of a MySQL command line: `mysql -u root -pS3cret db`, `-p'S3cret'` (docs/detectors.md#secrets-forms). */
+const MYSQL_PASSWORD =
+  /\b(?:mysql(?:dump|admin|sh|import)?|mariadb|sshpass)\b[^\n|;&]{0,200}? -p(?:'([^'\n]{1,128})'|"([^"\n]{1,128})"|([^\s'"-][^\s'"]{0,127}))/g;
+
+function proseValue(value: string): string {
+  const trimmed = value.replace(/[.,;:!?)]$/, "");
+  if (PLACEHOLDER.test(trimmed) || !distinctAtLeast(trimmed, 5) || classes(trimmed) < 2) return "";
+  // A digit or a symbol other than a hyphen: `case-sensitive` and `Required` are words.
+  return /[0-9]|[^A-Za-z0-9-]/.test(trimmed) ? trimmed : "";
+}
+
+/**
+ * Where the prose form's key word can start: `pass` or `pwd` in any case. A pattern that starts with
+ * one character class skips the rest of the text quickly; the case-insensitive pattern of the whole
+ * form, tried at every position, cost several times more on text without a password.
+ */
+const PROSE_START = /[pP](?:[aA][sS][sS]|[wW][dD])/g;
+
+function findProse(text: string, spans: Span[]): void {
+  PROSE_START.lastIndex = 0;
+  for (let hit = PROSE_START.exec(text); hit !== null; hit = PROSE_START.exec(text)) {
+    const at = hit.index;
+    if (isAsciiLetter(text.charCodeAt(at - 1)) || isDigit(text.charCodeAt(at - 1))) continue;
+    PROSE_PASSWORD.lastIndex = at;
+    const m = PROSE_PASSWORD.exec(text);
+    if (m === null) continue;
+    const raw = m[1] ?? "";
+    const value = proseValue(raw);
+    if (value === "") continue;
+    const start = at + m[0].length - raw.length;
+    spans.push({ start, end: start + value.length });
+    PROSE_START.lastIndex = start + value.length;
+  }
+}
+
+function findMysql(text: string, spans: Span[]): void {
+  collect(
+    MYSQL_PASSWORD,
+    text,
+    (m) => {
+      const value = m[1] ?? m[2] ?? m[3] ?? "";
+      if (PLACEHOLDER.test(value)) return null;
+      const quoted = m[3] === undefined ? 1 : 0;
+      const start = m.index + m[0].length - quoted - value.length;
+      return { start, end: start + value.length };
+    },
+    spans,
+  );
+}
 
 const PLACEHOLDER =
   /^(?:[$%<{[(#]|\.{3}|x{4,}|\*{3,}|•{3,}|your[_-]|example|changeme|change_me|redacted|hidden|placeholder|none$|null$|nil$|undefined$|true$|false$|password$|secret$|token$|env\b|os\.|process\.|self\.|this\.|settings\.|config\.|https?:)/i;
@@ -266,5 +323,9 @@ export function findSecrets(text: string): Span[] {
     );
   }
   findAssignments(text, spans);
+  findProse(text, spans);
+  // `indexOf("-p")`, not `includes(" -p")`: a search whose first character is a space stops at
+  // every word.
+  if (text.indexOf("-p") !== -1) findMysql(text, spans);
   return normalizeSpans(spans);
 }

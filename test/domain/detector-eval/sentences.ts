@@ -52,6 +52,9 @@ export const development: Record<EvalSlug, SentenceSet> = {
       "Text {} when you arrive at the gate.",
       "The emergency contact listed is {}.",
       "Leave a voicemail at {} and I will call back.",
+      '{"name": "R. Diaz", "phone": "{}", "plan": "pro"}',
+      "contact:\n  phone: {}\n  email: none",
+      "2026-11-27T09:12:44Z INFO sms sent to {} (template=otp)",
     ],
     negatives: [
       "Order number {} shipped yesterday.",
@@ -70,6 +73,9 @@ export const development: Record<EvalSlug, SentenceSet> = {
       "The applicant's social security number is {}, per the form.",
       "SS# {}",
       "Employee tax id {} needs to be updated in the HR system.",
+      '{"employee_id": 4411, "ssn": "{}"}',
+      "curl -d 'ssn={}' https://hr.example.com/verify",
+      "2026-11-27 WARN payroll: SSN {} failed validation",
     ],
     negatives: [
       "Reference code {} is on the shipping label.",
@@ -121,6 +127,9 @@ export const development: Record<EvalSlug, SentenceSet> = {
       "I accidentally committed {} to the repo, can you rotate it?",
       "Use {} in the Authorization header.",
       "config: api_key = {}",
+      'curl -H "Authorization: Bearer {}" https://api.example.com/v1/models',
+      "services:\n  worker:\n    environment:\n      API_KEY: {}",
+      "2026-11-27 DEBUG retrying with token={}",
     ],
     negatives: [
       "The commit {} fixed the regression.",
