@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
+import type { CatalogData } from "../../src/domain/catalog.js";
 import { call } from "../helpers/server.js";
 import {
   type GatewayBench,
@@ -36,6 +37,8 @@ interface Door {
   name: string;
   route: string;
   model: string;
+  /** The catalog the door is served with (absent: the shipped one). */
+  catalog?: CatalogData;
   places: Place[];
   /** The prompt and completion tokens an answer of the door reports. */
   usage(answer: Record<string, unknown>): { prompt: number; completion: number };
@@ -174,7 +177,133 @@ const EMBEDDINGS: Door = {
   ],
 };
 
-export const DOORS: Door[] = [CHAT, EMBEDDINGS];
+const respond = (extra: Record<string, unknown>) => ({ model: "openai/gpt-4.1", ...extra });
+const responsesFn = (description: string, property: string) => ({
+  type: "function",
+  name: "lookup",
+  description,
+  parameters: { type: "object", properties: { q: { type: "string", description: property } } },
+});
+
+const RESPONSES_PLACES: Place[] = [
+  { name: "an input string", user: true, body: (v) => respond({ input: `hi ${v}` }) },
+  {
+    name: "a user item's input_text part",
+    user: true,
+    body: (v) => respond({ input: [{ role: "user", content: [{ type: "input_text", text: `see ${v}` }] }] }),
+  },
+  {
+    name: "the instructions",
+    user: false,
+    body: (v) => respond({ instructions: `note ${v}`, input: "hello" }),
+  },
+  {
+    name: "a developer item",
+    user: false,
+    body: (v) =>
+      respond({
+        input: [
+          { role: "developer", content: `rule ${v}` },
+          { role: "user", content: "hello" },
+        ],
+      }),
+  },
+  {
+    name: "an assistant item",
+    user: false,
+    body: (v) =>
+      respond({
+        input: [
+          { role: "user", content: "hello" },
+          { role: "assistant", content: [{ type: "output_text", text: `said ${v}` }] },
+          { role: "user", content: "and?" },
+        ],
+      }),
+  },
+  {
+    name: "a function call's arguments",
+    user: false,
+    body: (v) =>
+      respond({
+        tools: [responsesFn("looks things up", "what")],
+        input: [
+          { role: "user", content: "hello" },
+          { type: "function_call", call_id: "call_1", name: "lookup", arguments: JSON.stringify({ q: v }) },
+          { type: "function_call_output", call_id: "call_1", output: "done" },
+        ],
+      }),
+  },
+  {
+    name: "a function call's output",
+    user: false,
+    body: (v) =>
+      respond({
+        tools: [responsesFn("looks things up", "what")],
+        input: [
+          { role: "user", content: "hello" },
+          { type: "function_call", call_id: "call_1", name: "lookup", arguments: "{}" },
+          { type: "function_call_output", call_id: "call_1", output: `found ${v}` },
+        ],
+      }),
+  },
+  {
+    name: "a tool's description",
+    user: false,
+    body: (v) => respond({ input: "hello", tools: [responsesFn(`ask ${v}`, "what")] }),
+  },
+  {
+    name: "a tool parameter's description",
+    user: false,
+    body: (v) => respond({ input: "hello", tools: [responsesFn("looks", `like ${v}`)] }),
+  },
+  {
+    name: "a text format's schema",
+    user: false,
+    body: (v) =>
+      respond({
+        input: "hello",
+        text: {
+          format: {
+            type: "json_schema",
+            name: "answer",
+            schema: { type: "object", description: `for ${v}` },
+          },
+        },
+      }),
+  },
+];
+
+const responsesUsage = (answer: Record<string, unknown>) => {
+  const u = answer.usage as { input_tokens: number; output_tokens: number };
+  return { prompt: u.input_tokens, completion: u.output_tokens };
+};
+
+/** The shipped catalog with the providers of openai/gpt-4.1 speaking chat only: Responses is translated. */
+function chatOnlyCatalog(): CatalogData {
+  const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
+  return {
+    ...shipped,
+    providers: shipped.providers.map((p) =>
+      p.id === "openai" || p.id === "azure" ? { ...p, apis: ["chat" as const] } : p,
+    ),
+  };
+}
+
+const RESPONSES: Door = {
+  name: "responses (native)",
+  route: "/api/v1/responses",
+  model: "openai/gpt-4.1",
+  usage: responsesUsage,
+  places: RESPONSES_PLACES,
+};
+
+const RESPONSES_OVER_CHAT: Door = {
+  ...RESPONSES,
+  name: "responses (translated to chat, docs/gateway.md#responses-translation)",
+  catalog: chatOnlyCatalog(),
+};
+
+export const DOORS: Door[] = [CHAT, EMBEDDINGS, RESPONSES, RESPONSES_OVER_CHAT];
 
 const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
 function priceOf(slug: string) {
@@ -189,7 +318,7 @@ for (const door of DOORS) {
     const keys: Record<"redact" | "block" | "injection" | "userOnly" | "models" | "plain", MadeKey> =
       {} as never;
     before(async () => {
-      bench = await startGatewayBench();
+      bench = await startGatewayBench(door.catalog ? { catalog: door.catalog } : {});
       const { steps, key } = await orgWithKey(bench);
       keys.plain = key;
       const guarded = async (body: Record<string, unknown>) => {

@@ -139,7 +139,7 @@ const overChat: ChatTranslation<ResponsesBody> = {
     const { chat, dropped } = responsesToChat(body);
     return { body: chat, dropped };
   },
-  usageOf: (answer) => chatUsage((answer as { usage?: unknown } | null)?.usage),
+  usageOf: chatUsage,
   answer: (_text, parsed, body, defaults) => JSON.stringify(chatToResponses(parsed, body, defaults)),
   events: (body, defaults) => {
     const stream = new ChatToResponsesStream(body, defaults);
