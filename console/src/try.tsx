@@ -69,6 +69,16 @@ export const TRY_APIS: readonly TryApi[] = [
     forwarded: (d) => (d.messages ?? []).map((m) => `${m.role}: ${textOf(m.content)}`).join("\n"),
   },
   {
+    id: "responses",
+    label: "Responses",
+    textLabel: "Input",
+    body: (message) => ({ input: message }),
+    // The Responses API serves the chat models (docs/gateway.md#responses).
+    offers: (m) => (m.api ?? "chat") === "chat",
+    forwardedLabel: "The input as it would be forwarded",
+    forwarded: (d) => inputLines(d.request.input),
+  },
+  {
     id: "embeddings",
     label: "Embeddings",
     textLabel: "Input to embed",

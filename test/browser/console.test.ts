@@ -569,6 +569,19 @@ describe("the admin console in Chromium (README.md#admin-console)", {
       assert.match(await tab.$eval("#decision-endpoints", (el) => el.textContent ?? ""), /local in global/);
       const forwarded = JSON.parse(await tab.$eval("#decision-request", (el) => el.textContent ?? ""));
       assert.deepEqual(forwarded, { model: "openai/text-embedding-3-small", input: "hello" });
+
+      // Responses picked: the chat models again, and the request as the Responses API forwards it,
+      // with nothing stored (docs/gateway.md#responses-stateless).
+      await tab.select("#try-api", "responses");
+      await tab.waitForFunction(() => document.querySelector("#decision-verdict") === null, WAIT);
+      await tab.click("button[type=submit]");
+      await tab.waitForSelector("#decision-request", WAIT);
+      assert.equal(await tab.$eval("#decision-verdict", (el) => el.textContent), "Allowed");
+      assert.equal(await tab.$eval("#decision-redacted", (el) => el.textContent), "hello");
+      const asResponse = JSON.parse(await tab.$eval("#decision-request", (el) => el.textContent ?? ""));
+      assert.equal(asResponse.input, "hello");
+      assert.equal(asResponse.store, false);
+      assert.equal(asResponse.messages, undefined);
     } finally {
       await context.close();
       await fresh?.close();
