@@ -705,10 +705,10 @@ function translateStream(datas: string[]): {
     .split("\n\n")
     .filter((block) => block !== "")
     .map((block) => {
-      const [eventLine, dataLine, ...rest] = block.split("\n");
+      const [eventLine = "", dataLine = "", ...rest] = block.split("\n");
       assert.deepEqual(rest, []);
-      assert.ok(eventLine?.startsWith("event: "));
-      assert.ok(dataLine?.startsWith("data: "));
+      assert.ok(eventLine.startsWith("event: "));
+      assert.ok(dataLine.startsWith("data: "));
       const event = eventLine.slice(7);
       const data = JSON.parse(dataLine.slice(6)) as Json;
       assert.equal(data.type, event, "each event's data names its type");
