@@ -908,6 +908,30 @@ describe("chat streams as Anthropic streams (docs/gateway.md#messages-translatio
     );
   });
 
+  it("sends a late piece of an interleaved call at its own block, which the SDK gathers", async () => {
+    const call = (index: number, fields: Json) => chunkOf({ tool_calls: [{ index, ...fields }] });
+    const datas = [
+      call(0, { id: "call_a", function: { name: "f", arguments: '{"x"' } }),
+      call(1, { id: "call_b", function: { name: "g", arguments: '{"y"' } }),
+      call(0, { function: { arguments: ":1}" } }),
+      call(1, { function: { arguments: ":2}" } }),
+      chunkOf({}, "tool_calls"),
+    ];
+    const { text, events } = translateStream(datas);
+    const late = events.find(
+      (e) => e.event === "content_block_delta" && (e.data.delta as Json).partial_json === ":1}",
+    );
+    assert.equal(late?.data.index, 0);
+    const final = await clientAnswering(text)
+      .messages.stream({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "Hi" }] })
+      .finalMessage();
+    assert.deepEqual(JSON.parse(JSON.stringify(final.content)), [
+      { type: "tool_use", id: "call_a", name: "f", input: { x: 1 } },
+      { type: "tool_use", id: "call_b", name: "g", input: { y: 2 } },
+    ]);
+    assert.equal(final.stop_reason, "tool_use");
+  });
+
   it("closes at [DONE] when the relay passes it on, and sends nothing after", () => {
     const reader = new ChatToMessagesStream(request, defaults);
     reader.read(chunkOf({ content: "Hi" }));
