@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -110,6 +110,8 @@ interface ClaudeRun {
   stderr: string;
   /** stdout parsed, or undefined when it is not one JSON object. */
   json: ClaudeResult | undefined;
+  /** The models its gateway discovery cached, when asked to discover (undefined: no cache written). */
+  discovered: { id: string; display_name: string }[] | undefined;
 }
 
 /** A guard against a claude that never ends; not a measurement. */
@@ -126,8 +128,9 @@ async function claudePrint(
   inferenceKey: string,
   model: string,
   prompt: string,
-  keyVariable: "ANTHROPIC_API_KEY" | "ANTHROPIC_AUTH_TOKEN" = "ANTHROPIC_API_KEY",
+  options: { keyVariable?: "ANTHROPIC_API_KEY" | "ANTHROPIC_AUTH_TOKEN"; discover?: boolean } = {},
 ): Promise<ClaudeRun> {
+  const keyVariable = options.keyVariable ?? "ANTHROPIC_API_KEY";
   const root = mkdtempSync(join(tmpdir(), "guardrails-claude-"));
   try {
     const home = join(root, "home");
@@ -156,6 +159,8 @@ async function claudePrint(
       DISABLE_TELEMETRY: "1",
       DISABLE_AUTOUPDATER: "1",
       DISABLE_ERROR_REPORTING: "1",
+      // At start, GET /api/v1/models?limit=1000 in the Anthropic shape (docs/gateway.md#anthropic-model-list).
+      ...(options.discover ? { CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: "1" } : {}),
     };
     const child = spawn(command, commandArgs, { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -177,7 +182,11 @@ async function claudePrint(
     } catch {
       json = undefined;
     }
-    return { code, stdout, stderr, json };
+    const cache = join(config, "cache", "gateway-models.json");
+    const discovered = existsSync(cache)
+      ? (JSON.parse(readFileSync(cache, "utf8")) as { models: { id: string; display_name: string }[] }).models
+      : undefined;
+    return { code, stdout, stderr, json, discovered };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -229,14 +238,9 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
     const { key } = await orgWithKey(bench);
     const before = bench.received.length;
     const prompt = "Reply with one word: quince-4B";
-    const run = await claudePrint(
-      CLAUDE as string,
-      bench.server.origin,
-      key.secret,
-      CHAT_MODEL,
-      prompt,
-      "ANTHROPIC_AUTH_TOKEN",
-    );
+    const run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, CHAT_MODEL, prompt, {
+      keyVariable: "ANTHROPIC_AUTH_TOKEN",
+    });
     const report = reportOf(run);
     assert.equal(run.code, 0, report);
     assert.equal(run.json?.is_error, false, report);
@@ -294,5 +298,31 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
     assert.equal(run.json?.api_error_status, 403, report);
     assert.equal(run.json?.result.includes("Request blocked by content filter"), true, report);
     assert.equal(bench.received.length, before, report);
+  });
+
+  it("gateway model discovery reads the model list in the Anthropic shape and keeps the catalog's Claude models (docs/gateway.md#anthropic-model-list)", async () => {
+    const shipped = await startGatewayBench();
+    try {
+      const { key } = await orgWithKey(shipped);
+      const run = await claudePrint(
+        CLAUDE as string,
+        shipped.server.origin,
+        key.secret,
+        "anthropic/claude-sonnet-4.5",
+        "Reply with one word: damson-2C",
+        { discover: true },
+      );
+      const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE).models;
+      const claudeModels = catalog.filter((m) => m.slug.includes("claude"));
+      assert.ok(claudeModels.length > 0 && claudeModels.length < catalog.length);
+      // Claude Code offers only the models whose id names a Claude model, with our display names.
+      assert.deepEqual(
+        run.discovered,
+        claudeModels.map((m) => ({ id: m.slug, display_name: m.name })),
+        reportOf(run),
+      );
+    } finally {
+      await shipped.close();
+    }
   });
 });
