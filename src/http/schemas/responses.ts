@@ -193,6 +193,21 @@ export const ModelListResponse = Type.Object({
   total_count: Type.Integer(),
 });
 
+/** A model as the Anthropic Models API presents it (docs/gateway.md#anthropic-model-list). */
+export const AnthropicModel = Type.Object({
+  type: Type.Literal("model"),
+  id: Type.String(),
+  display_name: Type.String(),
+  created_at: Type.String({ format: "date-time" }),
+});
+
+export const AnthropicModelList = Type.Object({
+  data: Type.Array(AnthropicModel),
+  has_more: Type.Boolean(),
+  first_id: Nullable(Type.String()),
+  last_id: Nullable(Type.String()),
+});
+
 export const ModelCountResponse = Type.Object({ data: Type.Object({ count: Type.Integer() }) });
 
 export const ModelEndpointsResponse = Type.Object({

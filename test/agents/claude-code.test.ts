@@ -1,0 +1,328 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
+import type { Api, CatalogData } from "../../src/domain/catalog.js";
+import {
+  type GatewayBench,
+  guardKey,
+  orgWithKey,
+  providerKey,
+  type Received,
+  startGatewayBench,
+} from "../http/gateway-support.js";
+
+/**
+ * Claude Code (`@anthropic-ai/claude-code`), an agent that speaks only the Anthropic Messages API,
+ * answers a prompt through our messages door (docs/gateway.md#claude-code): once to a provider that
+ * speaks Messages, once to one that speaks only chat completions, so the door translates
+ * (docs/gateway.md#provider-apis). The real CLI runs as a child process against the real service;
+ * the bundled echo upstream stands in for the providers and records what reached it.
+ *
+ * The package is large (a native binary of about 400 MB), so it is not a dependency: the test runs
+ * when `@anthropic-ai/claude-code` resolves from the repository (or GUARDRAILS_CLAUDE_BIN names its
+ * `claude` launcher) and is skipped otherwise.
+ */
+
+/** Where the `claude` launcher is, or undefined when the package is not installed. */
+function findClaude(): string | undefined {
+  const named = process.env.GUARDRAILS_CLAUDE_BIN;
+  if (named) return existsSync(named) ? realpathSync(named) : undefined;
+  try {
+    const root = dirname(createRequire(import.meta.url).resolve("@anthropic-ai/claude-code/package.json"));
+    // The package's postinstall copies the platform's native binary over bin/claude.exe; when install
+    // scripts did not run, that file is a small stub and cli-wrapper.cjs finds the binary instead.
+    const native = join(root, "bin", "claude.exe");
+    if (existsSync(native) && statSync(native).size > 1_000_000) return native;
+    const wrapper = join(root, "cli-wrapper.cjs");
+    return existsSync(wrapper) ? wrapper : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const CLAUDE = findClaude();
+const SKIP = CLAUDE
+  ? false
+  : "@anthropic-ai/claude-code is not installed: `npm install --no-save @anthropic-ai/claude-code` (or set GUARDRAILS_CLAUDE_BIN to its claude launcher) to run this test";
+
+/** A model served only by a provider that speaks the Messages API. */
+const MESSAGES_MODEL = "acme/messages-only";
+/** A model served only by a provider that speaks chat completions. */
+const CHAT_MODEL = "acme/chat-only";
+
+/** The shipped catalog's ZDR families, with one provider per API, each serving one model. */
+function agentCatalog(): CatalogData {
+  const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
+  const provider = (id: string, api: Api) => ({
+    id,
+    name: `${api} provider`,
+    // Replaced by the bench's local upstream.
+    base_url: "http://127.0.0.1:1/v1",
+    api_key_env: `${id.toUpperCase().replace("-", "_")}_API_KEY`,
+    byok: false,
+    timeout_ms: 60_000,
+    apis: [api],
+  });
+  const model = (slug: string, providerId: string) => ({
+    slug,
+    canonical_slug: slug,
+    name: `Model ${slug}`,
+    author: "acme",
+    // Claude Code sends about 90 KB of system prompt and tool definitions with every turn.
+    context_length: 400_000,
+    max_output_tokens: 32_000,
+    pricing: { prompt_usd_per_million_tokens: 0.1, completion_usd_per_million_tokens: 0.2 },
+    endpoints: [
+      {
+        provider: providerId,
+        region: "global" as const,
+        zdr: true,
+        trains_on_data: false,
+        publishes_prompts: false,
+        free: false,
+        byok: false,
+      },
+    ],
+  });
+  return {
+    zdr_families: shipped.zdr_families,
+    providers: [provider("messages-only", "messages"), provider("chat-only", "chat")],
+    models: [model(MESSAGES_MODEL, "messages-only"), model(CHAT_MODEL, "chat-only")],
+  };
+}
+
+/** What `claude -p --output-format json` prints: one result object (the fields this test reads). */
+interface ClaudeResult {
+  type: string;
+  is_error: boolean;
+  result: string;
+  api_error_status: number | null;
+}
+
+interface ClaudeRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed, or undefined when it is not one JSON object. */
+  json: ClaudeResult | undefined;
+  /** The models its gateway discovery cached, when asked to discover (undefined: no cache written). */
+  discovered: { id: string; display_name: string }[] | undefined;
+}
+
+/** A guard against a claude that never ends; not a measurement. */
+const CLAUDE_KILL_AFTER_MS = 120_000;
+
+/**
+ * Runs `claude -p <prompt> --output-format json` in a fresh HOME, config folder and working folder,
+ * with only what it needs in its environment: the service as its base URL, the inference key, the
+ * model, and nothing that reaches past loopback.
+ */
+async function claudePrint(
+  launcher: string,
+  origin: string,
+  inferenceKey: string,
+  model: string,
+  prompt: string,
+  options: { keyVariable?: "ANTHROPIC_API_KEY" | "ANTHROPIC_AUTH_TOKEN"; discover?: boolean } = {},
+): Promise<ClaudeRun> {
+  const keyVariable = options.keyVariable ?? "ANTHROPIC_API_KEY";
+  const root = mkdtempSync(join(tmpdir(), "guardrails-claude-"));
+  try {
+    const home = join(root, "home");
+    const config = join(root, "config");
+    const work = join(root, "work");
+    for (const d of [home, config, work]) mkdirSync(d);
+    const args = ["-p", prompt, "--output-format", "json"];
+    const [command, commandArgs] = launcher.endsWith(".cjs")
+      ? [process.execPath, [launcher, ...args]]
+      : [launcher, args];
+    // No proxy variables and no real HOME: claude talks to the loopback service and nothing else,
+    // and never reads or writes the user's ~/.claude.
+    const env: NodeJS.ProcessEnv = {
+      PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+      HOME: home,
+      CLAUDE_CONFIG_DIR: config,
+      TMPDIR: root,
+      NO_COLOR: "1",
+      // It appends /v1/messages (docs/gateway.md#claude-code).
+      ANTHROPIC_BASE_URL: `${origin}/api`,
+      [keyVariable]: inferenceKey,
+      ANTHROPIC_MODEL: model,
+      ANTHROPIC_SMALL_FAST_MODEL: model,
+      // Without it each run also opens connections to api.anthropic.com (telemetry, feature flags).
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      // At start, GET /api/v1/models?limit=1000 in the Anthropic shape (docs/gateway.md#anthropic-model-list).
+      ...(options.discover ? { CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: "1" } : {}),
+    };
+    const child = spawn(command, commandArgs, { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
+      stderr += c;
+    });
+    const guard = setTimeout(() => child.kill("SIGKILL"), CLAUDE_KILL_AFTER_MS);
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", (c) => resolve(c));
+    }).finally(() => clearTimeout(guard));
+    let json: ClaudeResult | undefined;
+    try {
+      json = JSON.parse(stdout.trim()) as ClaudeResult;
+    } catch {
+      json = undefined;
+    }
+    const cache = join(config, "cache", "gateway-models.json");
+    const discovered = existsSync(cache)
+      ? (JSON.parse(readFileSync(cache, "utf8")) as { models: { id: string; display_name: string }[] }).models
+      : undefined;
+    return { code, stdout, stderr, json, discovered };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const reportOf = (run: ClaudeRun) => `exit ${run.code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
+
+/** The caller's key appears in no header the provider got; the provider's own key is in one. */
+function assertProviderKey(sent: Received, providerId: string, callerKey: string): void {
+  const headers = JSON.stringify(sent.headers);
+  assert.equal(headers.includes(callerKey), false);
+  assert.equal(headers.includes(providerKey(providerId)), true, headers);
+}
+
+describe("Claude Code through the messages door (docs/gateway.md#claude-code)", { skip: SKIP }, () => {
+  let bench: GatewayBench;
+  const logLines: string[] = [];
+  before(async () => {
+    bench = await startGatewayBench({ catalog: agentCatalog(), logLines });
+  });
+  after(async () => {
+    await bench?.close();
+  });
+
+  it("answers the prompt with the provider's text, sent once to a Messages provider (docs/gateway.md#provider-apis)", async () => {
+    const { key } = await orgWithKey(bench);
+    const before = bench.received.length;
+    const prompt = "Reply with one word: marmalade-7Q";
+    const run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, MESSAGES_MODEL, prompt);
+    const report = reportOf(run);
+    assert.equal(run.code, 0, report);
+    assert.equal(run.json?.is_error, false, report);
+
+    const reached = bench.received.slice(before);
+    assert.equal(reached.length, 1, report);
+    const sent = reached[0];
+    assert.ok(sent);
+    assert.equal(sent.path.split("?")[0]?.endsWith("/messages"), true, sent.path);
+    assertProviderKey(sent, "messages-only", key.secret);
+    assert.equal(sent.body.model, MESSAGES_MODEL);
+    assert.equal(JSON.stringify(sent.body.messages).includes(prompt), true);
+
+    // The echo provider answers "Echo: " and the last user message: claude's result is that answer.
+    assert.equal(run.json?.result.startsWith("Echo: "), true, report);
+    assert.equal(run.json?.result.includes(prompt), true, report);
+  });
+
+  it("with ANTHROPIC_AUTH_TOKEN, to a chat-only provider: one translated chat completion, the same answer (docs/gateway.md#provider-apis)", async () => {
+    const { key } = await orgWithKey(bench);
+    const before = bench.received.length;
+    const prompt = "Reply with one word: quince-4B";
+    const run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, CHAT_MODEL, prompt, {
+      keyVariable: "ANTHROPIC_AUTH_TOKEN",
+    });
+    const report = reportOf(run);
+    assert.equal(run.code, 0, report);
+    assert.equal(run.json?.is_error, false, report);
+
+    const reached = bench.received.slice(before);
+    assert.equal(reached.length, 1, report);
+    const sent = reached[0];
+    assert.ok(sent);
+    assert.equal(sent.path.endsWith("/chat/completions"), true, sent.path);
+    assertProviderKey(sent, "chat-only", key.secret);
+    assert.equal(sent.body.model, CHAT_MODEL);
+    assert.equal(JSON.stringify(sent.body.messages).includes(prompt), true);
+    assert.equal(run.json?.result.startsWith("Echo: "), true, report);
+    assert.equal(run.json?.result.includes(prompt), true, report);
+  });
+
+  it("redact: an e-mail in claude's prompt never reaches the provider, and claude gets the answer to the redacted prompt (docs/behaviour.md#what-is-scanned)", async () => {
+    const { steps, key } = await orgWithKey(bench);
+    await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
+    const before = bench.received.length;
+    const email = "dana.claude-probe@example.org";
+    const prompt = `Draft a two-line note to ${email} about the lunch menu`;
+    const run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, MESSAGES_MODEL, prompt);
+    const report = reportOf(run);
+    assert.equal(run.code, 0, report);
+
+    const reached = bench.received.slice(before);
+    assert.equal(reached.length, 1, report);
+    const forwarded = JSON.stringify(reached[0]?.body);
+    assert.equal(forwarded.includes(email), false);
+    assert.equal(forwarded.includes("claude-probe@"), false);
+    assert.equal(forwarded.includes("Draft a two-line note to [EMAIL] about the lunch menu"), true);
+
+    // What came back is the echo of the redacted text; the address appears nowhere in it, nor in
+    // the service's log lines (docs/behaviour.md#secrets-not-logged: no request body is logged).
+    assert.equal(run.json?.result.includes("[EMAIL]"), true, report);
+    assert.equal(run.json?.result.includes(email), false, report);
+    assert.equal(
+      logLines.some((l) => l.includes(email)),
+      false,
+    );
+  });
+
+  it("block: claude reports the refusal as an error result and exits 1; nothing reaches the provider (docs/behaviour.md#what-is-scanned)", async () => {
+    const { steps, key } = await orgWithKey(bench);
+    await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "block" }] });
+    const before = bench.received.length;
+    const prompt = "Write to erin.claude-block@example.org that the build is green";
+    const run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, MESSAGES_MODEL, prompt);
+    const report = reportOf(run);
+    // A block is a 403, which claude sends once and does not retry with fewer features
+    // (docs/gateway.md#claude-code); it prints "API Error: 403 <our message>".
+    assert.equal(run.code, 1, report);
+    assert.equal(run.json?.is_error, true, report);
+    assert.equal(run.json?.api_error_status, 403, report);
+    assert.equal(run.json?.result.includes("Request blocked by content filter"), true, report);
+    assert.equal(bench.received.length, before, report);
+  });
+
+  it("gateway model discovery reads the model list in the Anthropic shape and keeps the catalog's Claude models (docs/gateway.md#anthropic-model-list)", async () => {
+    const shipped = await startGatewayBench();
+    try {
+      const { key } = await orgWithKey(shipped);
+      const run = await claudePrint(
+        CLAUDE as string,
+        shipped.server.origin,
+        key.secret,
+        "anthropic/claude-sonnet-4.5",
+        "Reply with one word: damson-2C",
+        { discover: true },
+      );
+      const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE).models;
+      const claudeModels = catalog.filter((m) => m.slug.includes("claude"));
+      assert.ok(claudeModels.length > 0 && claudeModels.length < catalog.length);
+      // Claude Code offers only the models whose id names a Claude model, with our display names.
+      assert.deepEqual(
+        run.discovered,
+        claudeModels.map((m) => ({ id: m.slug, display_name: m.name })),
+        reportOf(run),
+      );
+    } finally {
+      await shipped.close();
+    }
+  });
+});
