@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { request } from "node:http";
 import { after, before, describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
+import { DirectGateway } from "../../src/http/direct-gateway.js";
 import { call } from "../helpers/server.js";
 import {
   type GatewayBench,
@@ -22,6 +23,15 @@ import {
  */
 
 const EMAIL = "jane.roe@example.com";
+
+/** Which requests the direct path took (docs/gateway.md#request-handling), read from its own answer. */
+const taken: boolean[] = [];
+const take = DirectGateway.prototype.take;
+DirectGateway.prototype.take = function (this: DirectGateway, ...args: Parameters<typeof take>) {
+  const result = take.apply(this, args);
+  taken.push(result);
+  return result;
+};
 
 /** A POST with exactly these headers (and a JSON body), for what the SDK will not send. */
 function raw(
@@ -302,6 +312,36 @@ describe("POST /api/v1/messages, forwarded natively (docs/gateway.md#messages)",
       );
       assert.equal(chat.status, 401, chat.text);
       assert.equal(chat.body.error.code, 401);
+    });
+
+    it("the direct path and the app answer alike with x-api-key: a 200, a 403 and a 400 in the envelope (docs/gateway.md#request-handling)", async () => {
+      const { steps, key } = await orgWithKey(bench);
+      await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "block" }] });
+      const cases: [unknown, number][] = [
+        [ask("hello"), 200],
+        [ask(`to ${EMAIL}`), 403],
+        [{ model: SONNET, messages: [] }, 400],
+      ];
+      for (const [body, status] of cases) {
+        taken.length = 0;
+        // A +json type only the app reads, then plain JSON with the key by then known: the direct path.
+        const app = await raw(
+          bench,
+          { "x-api-key": key.secret, "content-type": "application/vnd.example+json" },
+          body,
+        );
+        const direct = await raw(bench, { "x-api-key": key.secret }, body);
+        assert.deepEqual(taken, [false, true], "the first went to the app, the second was served directly");
+        assert.equal(app.status, status, app.text);
+        assert.equal(direct.status, status, direct.text);
+        if (status === 200) {
+          assert.equal(direct.body.type, "message");
+          assert.deepEqual(direct.body.content, app.body.content);
+        } else {
+          assert.deepEqual(direct.body, app.body);
+          assert.equal(direct.body.type, "error");
+        }
+      }
     });
 
     it("regions: an address the guardrail does not allow is 403 region_not_allowed; a region whose endpoints speak only chat is 503 api_not_supported", async () => {
