@@ -609,3 +609,53 @@ describe("POST /api/v1/messages, forwarded natively (docs/gateway.md#messages)",
     });
   });
 });
+
+describe("the Messages route's errors before the body is read (docs/gateway.md#messages-errors)", () => {
+  let bench: GatewayBench;
+  before(async () => {
+    bench = await startGatewayBench({ bodyLimit: 4096 });
+  });
+  after(async () => {
+    await bench.close();
+  });
+
+  it("a body over the limit: 413 request_too_large; text that is not JSON: 400 invalid_request_error", async () => {
+    const { key } = await orgWithKey(bench);
+    const big = await raw(bench, { "x-api-key": key.secret }, ask("x".repeat(8192)));
+    assert.equal(big.status, 413, big.text);
+    assert.equal(big.body.type, "error");
+    assert.equal(big.body.error.type, "request_too_large");
+    const { port } = new URL(bench.server.origin);
+    const broken = await new Promise<RawResponse>((resolve, reject) => {
+      const payload = '{"model": "x", "messages": [';
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/api/v1/messages",
+          method: "POST",
+          headers: {
+            "x-api-key": key.secret,
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(payload),
+          },
+        },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (c: string) => {
+            text += c;
+          });
+          res.on("end", () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: JSON.parse(text) }),
+          );
+        },
+      );
+      req.on("error", reject);
+      req.end(payload);
+    });
+    assert.equal(broken.status, 400, broken.text);
+    assert.equal(broken.body.error.type, "invalid_request_error");
+    assert.equal(bench.received.length, 0);
+  });
+});
