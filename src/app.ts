@@ -39,6 +39,7 @@ import { healthRoutes } from "./http/routes/health.js";
 import { keyRoutes } from "./http/routes/keys.js";
 import { managementKeyRoutes } from "./http/routes/management-keys.js";
 import { memberRoutes } from "./http/routes/members.js";
+import { messagesRoutes } from "./http/routes/messages.js";
 import { metricsRoutes } from "./http/routes/metrics.js";
 import { modelRoutes } from "./http/routes/models.js";
 import { responsesRoutes } from "./http/routes/responses.js";
@@ -215,6 +216,12 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       components: {
         securitySchemes: {
           bearer: { type: "http", scheme: "bearer", description: "A management or inference key." },
+          "x-api-key": {
+            type: "apiKey",
+            in: "header",
+            name: "x-api-key",
+            description: "An inference key, as Anthropic's clients send it: on the Messages route only.",
+          },
           session: {
             type: "apiKey",
             in: "cookie",
@@ -269,6 +276,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   chatCompletionRoutes(app, gateway);
   embeddingsRoutes(app, gateway);
   responsesRoutes(app, gateway);
+  messagesRoutes(app, gateway);
   direct = new DirectGateway({
     gw: gateway,
     bodyLimit,

@@ -4,7 +4,14 @@ import { fileURLToPath } from "node:url";
 import { Ajv } from "ajv";
 import Type, { type Static } from "typebox";
 import { DEFAULT_OUTPUT_ALLOWANCE, type OutputAllowance } from "./domain/budget-admission.js";
-import { APIS, type CatalogData, checkCatalog, REGIONS, type Region } from "./domain/catalog.js";
+import {
+  APIS,
+  type CatalogData,
+  checkCatalog,
+  PROVIDER_AUTHS,
+  REGIONS,
+  type Region,
+} from "./domain/catalog.js";
 import { type AlertSettings, DEFAULT_ALERT_SETTINGS } from "./gateway/budget-alerts.js";
 import {
   DEFAULT_ORG_QUEUED_CHARS,
@@ -103,6 +110,7 @@ const CatalogSchema = Type.Object({
       apis: Type.Optional(
         Type.Array(Type.Union(APIS.map((a) => Type.Literal(a))), { minItems: 1, uniqueItems: true }),
       ),
+      auth: Type.Optional(Type.Union(PROVIDER_AUTHS.map((a) => Type.Literal(a)))),
     }),
   ),
   models: Type.Array(

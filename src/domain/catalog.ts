@@ -38,7 +38,13 @@ export interface Provider {
   timeout_ms: number;
   /** The APIs it speaks (absent: chat only). */
   apis?: Api[];
+  /** The header its API key goes in (docs/gateway.md#provider-auth); absent: `Authorization: Bearer`. */
+  auth?: ProviderAuth;
 }
+
+/** How a provider takes its API key: `Authorization: Bearer <key>`, or `x-api-key: <key>` (Anthropic). */
+export const PROVIDER_AUTHS = ["bearer", "x-api-key"] as const;
+export type ProviderAuth = (typeof PROVIDER_AUTHS)[number];
 
 export interface Endpoint {
   provider: string;

@@ -132,6 +132,10 @@ const ENUM_OR_ID_FIELDS = new Set([
   "file_id",
   "signature",
   "encrypted_content",
+  // an Anthropic tool_result block names its tool_use by it (docs/gateway.md#messages-roles)
+  "tool_use_id",
+  // the type of an Anthropic content block's source (docs/gateway.md#messages)
+  "media_type",
 ]);
 /** JSON Schema references: their values are open, so they are scanned, as names (never rewritten). */
 const REFERENCES = new Set(["$ref", "$schema"]);
@@ -247,6 +251,16 @@ const KNOWN_FIELDS = new Set([
   "input_image",
   "input_file",
   "file_url",
+  // Anthropic Messages requests (docs/gateway.md#messages): the names, not their values
+  "system",
+  "stop_sequences",
+  "input_schema",
+  "is_error",
+  "source",
+  "thinking",
+  "budget_tokens",
+  "citations",
+  "disable_parallel_tool_use",
   // JSON Schema
   "$id",
   "$anchor",
@@ -637,6 +651,8 @@ const IDENTIFIER = /^[a-z][a-z0-9_.:-]{0,63}$/;
 const ID = /^[A-Za-z0-9_.:|=+/-]{1,512}$/;
 /** Base64 in either alphabet (signatures, encrypted content, audio). */
 const BASE64_VALUE = /^[A-Za-z0-9+/_-]*={0,2}$/;
+/** A media type without parameters (`image/png`, `application/pdf`). */
+const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]{1,64}\/[a-z0-9!#$&^_.+-]{1,64}$/;
 /** Catalog model and provider slugs. */
 const SLUG = /^[A-Za-z0-9~][A-Za-z0-9._:/~+-]{0,255}$/;
 /** A token id, as `logit_bias` keys are written. */
@@ -784,7 +800,10 @@ function formOf(key: string): [RegExp, string] {
     case "tool_call_id":
     case "call_id":
     case "file_id":
+    case "tool_use_id":
       return [ID, "an id (letters, digits, _ . : | = + / -)"];
+    case "media_type":
+      return [MEDIA_TYPE, "a media type (type/subtype)"];
     default:
       // signature, encrypted_content, data
       return [BASE64_VALUE, "base64"];
@@ -820,11 +839,26 @@ function allowListed(node: PathNode, key: string): boolean {
   if (parent === null) return TOP_LEVEL_SKIPPED.has(key) || TOP_LEVEL_ENUMS.has(key);
   // The top-level reasoning settings; a message's `reasoning` is its text and is scanned.
   if (parent.parent === null && node.key === "reasoning") return key === "effort" || key === "summary";
-  if (key === "data")
+  if (key === "data") {
+    const holder = node.value as Record<string, unknown>;
     return (
-      node.key === "input_audio" || (node.value as Record<string, unknown>).type === "reasoning.encrypted"
+      node.key === "input_audio" ||
+      holder.type === "reasoning.encrypted" ||
+      // An Anthropic image or PDF as base64 (docs/gateway.md#messages): binary, as a binary data:
+      // URL is. A text source (`type` "text") is scanned.
+      (node.key === "source" &&
+        holder.type === "base64" &&
+        typeof holder.media_type === "string" &&
+        !isTextMime(holder.media_type))
     );
+  }
   return false;
+}
+
+/** An Anthropic tool_use block (or a server tool's), whose `input` holds the call's arguments. */
+function isToolUse(value: Container): boolean {
+  const type = (value as Record<string, unknown>).type;
+  return type === "tool_use" || type === "server_tool_use";
 }
 
 /**
@@ -961,6 +995,9 @@ export function collectTexts(body: ChatBody): ChatText[] {
       if (atRoot && TOP_LEVEL_SKIPPED.has(key as string)) childMode = SKIPPED;
       else if (NAME_MAPS.has(key as string) && isRecord(value)) childMode = NAMES;
       else if (DATA_FIELDS.has(key as string)) childMode = DATA;
+      // An Anthropic tool call's arguments are an object, not JSON text: caller data, every key
+      // and value scanned (docs/gateway.md#messages-roles).
+      else if (key === "input" && !atRoot && isToolUse(frame.node.value)) childMode = DATA;
     }
     let role = frame.role;
     let message = frame.message;

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { DEFAULT_OUTPUT_ALLOWANCE } from "../domain/budget-admission.js";
 import type { Api, Model, Region } from "../domain/catalog.js";
@@ -77,10 +78,24 @@ async function sendToUpstream<Body extends object>(
   stream: boolean,
   sent: { body: object; text?: string | undefined },
   signal: AbortSignal | undefined,
+  extra: Record<string, string> | undefined,
 ): Promise<{ reply: UpstreamReply; wire: Wire }> {
   const first = a.endpoint;
-  const alike = a.prepared.decision.endpoints.filter((e) => e.free === first.free && e.byok === first.byok);
   const catalog = a.gw.services.catalog;
+  const alike = a.prepared.decision.endpoints.filter((e) => e.free === first.free && e.byok === first.byok);
+  // An endpoint that speaks the API itself is tried before one it is translated for: nothing of the
+  // request is lost in translation there (docs/gateway.md#provider-apis). The sort is stable, so the
+  // catalog's order holds among each kind.
+  if (surface.translation) {
+    const native = alike.filter((e) => catalog.speaks(e.provider, surface.api));
+    if (native.length > 0 && native.length < alike.length)
+      alike.splice(
+        0,
+        alike.length,
+        ...native,
+        ...alike.filter((e) => !catalog.speaks(e.provider, surface.api)),
+      );
+  }
   let translated: { body: object; dropped: string[] } | undefined;
   let lastError: AppError | undefined;
   for (const endpoint of alike) {
@@ -91,14 +106,16 @@ async function sendToUpstream<Body extends object>(
     let path = surface.upstreamPath;
     let payload: string;
     let wire: Wire = { native: true };
+    let headers = extra;
     if (translation) {
+      headers = undefined;
       translated ??= translation.request(bodies.capped, stream);
       path = translation.upstreamPath;
       payload = JSON.stringify({ ...translated.body, model });
       wire = { native: false, dropped: translated.dropped };
     } else payload = forwardedText(sent.text, sent.body, bodies.forwarded, model);
     try {
-      const reply = await a.gw.upstreams.send(endpoint.provider, path, payload, signal);
+      const reply = await a.gw.upstreams.send(endpoint.provider, path, payload, signal, headers);
       if (reply.status < 400) return { reply, wire };
       lastError = await upstreamError(a.gw, endpoint.provider, reply);
       if (!retryable(reply.status)) break;
@@ -119,7 +136,7 @@ export async function completeGoverned<Body extends object>(
   gw: GatewayDeps,
   surface: Surface<Body>,
   keyHash: string,
-  request: { body: Body; text?: string | undefined },
+  request: { body: Body; text?: string | undefined; headers?: IncomingHttpHeaders },
   ingress: Region,
   requestId: string,
   log: GatewayLog,
@@ -128,6 +145,9 @@ export async function completeGoverned<Body extends object>(
   const keyPolicy = await resolveKeyPolicy(gw.services, keyHash);
   if (!keyPolicy) throw new AppError("invalid_api_key");
   const body = request.body;
+  // Read before anything is decided: a bad one is the client's 400, whoever would answer.
+  const extra =
+    surface.upstreamHeaders && request.headers ? surface.upstreamHeaders(request.headers) : undefined;
   let prepared = await prepareRequest(gw, surface, keyPolicy, body, ingress, false);
   const decision = prepared.decision;
   for (const hit of decision.scan.hits) {
@@ -187,6 +207,7 @@ export async function completeGoverned<Body extends object>(
       stream,
       request,
       controller?.signal,
+      extra,
     ));
   } catch (err) {
     await attempt.release();
@@ -206,8 +227,15 @@ export async function completeGoverned<Body extends object>(
   };
   if (controller && reply.contentType.startsWith("text/event-stream")) {
     const events = translation ? translation.events(capped, defaults) : surface.eventReader(body, defaults);
+    // A translated stream still ends, and fails, in the surface's own API.
     const ends = translation
-      ? { api: surface.api, streamTerminator: translation.streamTerminator, streamEnd: "" }
+      ? {
+          api: surface.api,
+          streamTerminator: translation.streamTerminator,
+          streamEnd: "",
+          errorBody: surface.errorBody,
+          errorEvent: surface.errorEvent,
+        }
       : surface;
     return { kind: "stream", stream: relayStream(attempt, reply.body, ends, events, controller), headers };
   }

@@ -32,7 +32,7 @@ function eventData(event: string): string {
 export function relayStream(
   a: Attempt,
   upstream: Readable,
-  surface: Pick<Surface<object>, "api" | "streamTerminator" | "streamEnd" | "errorBody">,
+  surface: Pick<Surface<object>, "api" | "streamTerminator" | "streamEnd" | "errorBody" | "errorEvent">,
   events: EventReader,
   controller: AbortController,
 ): Readable {
@@ -125,7 +125,8 @@ export function relayStream(
         const body = surface.errorBody
           ? surface.errorBody(error)
           : { error: { code: error.status, message: error.message, metadata: error.metadata } };
-        send(`data: ${JSON.stringify(body)}\n\n`);
+        const name = surface.errorEvent === undefined ? "" : `event: ${surface.errorEvent}\n`;
+        send(`${name}data: ${JSON.stringify(body)}\n\n`);
       }
     }
     upstreamDone = true;

@@ -33,7 +33,8 @@ interface ProviderClient {
   base: string;
   /** The full request path per API path, built once each. */
   paths: Map<string, string>;
-  authorization: string | undefined;
+  /** The header the provider's key goes in, and its value (docs/gateway.md#provider-auth). */
+  credential: { name: string; value: string } | undefined;
 }
 
 /** Largest upstream error body read into an error message. */
@@ -57,7 +58,11 @@ export class Upstreams {
         pool: new Pool(url.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
         base: url.pathname.replace(/\/+$/, ""),
         paths: new Map(),
-        authorization: key ? `Bearer ${key}` : undefined,
+        credential: !key
+          ? undefined
+          : provider.auth === "x-api-key"
+            ? { name: "x-api-key", value: key }
+            : { name: "authorization", value: `Bearer ${key}` },
       });
     }
   }
@@ -73,9 +78,16 @@ export class Upstreams {
 
   /**
    * Sends a request to the API at `path` under the provider's base URL ("/chat/completions");
-   * resolves once the upstream's status and headers have arrived.
+   * resolves once the upstream's status and headers have arrived. `extra` are headers of the API's
+   * own passed on (Messages' `anthropic-version`, docs/gateway.md#messages).
    */
-  async send(providerId: string, path: string, body: string, signal?: AbortSignal): Promise<UpstreamReply> {
+  async send(
+    providerId: string,
+    path: string,
+    body: string,
+    signal?: AbortSignal,
+    extra?: Readonly<Record<string, string>>,
+  ): Promise<UpstreamReply> {
     const client = this.clients.get(providerId);
     if (!client) throw new UpstreamFailure("connect", providerId);
     let fullPath = client.paths.get(path);
@@ -85,10 +97,11 @@ export class Upstreams {
     }
     const timeout = client.provider.timeout_ms;
     const headers: Record<string, string> = {
+      ...extra,
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
     };
-    if (client.authorization) headers.authorization = client.authorization;
+    if (client.credential) headers[client.credential.name] = client.credential.value;
     try {
       const response = await client.pool.request({
         path: fullPath,

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../domain/errors.js";
 import { FailureWindow } from "../domain/failure-window.js";
@@ -18,6 +19,11 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** Who may call the route; checked before the body is even parsed. */
     auth?: AuthRequirement;
+    /**
+     * Another header the route takes its key in, beside Authorization (a governed route's
+     * Surface.keyHeader: Messages' `x-api-key`, docs/gateway.md#messages).
+     */
+    keyHeader?: string;
   }
   interface FastifyRequest {
     principal?: Principal;
@@ -65,8 +71,9 @@ export function installAuth(
       }, done);
       return;
     }
+    const credential = credentialOf(request.headers, request.routeOptions.config.keyHeader);
     try {
-      const cached = authenticateCached(deps, request.headers.authorization);
+      const cached = authenticateCached(deps, credential);
       if (cached) {
         admit(request, requirement, cached);
         return done();
@@ -78,7 +85,7 @@ export function installAuth(
     // valid (above) still pass, so a shared address is not locked out of working keys.
     const refused = failures.refusal(request, reply, deps.now().getTime());
     if (refused) return done(refused);
-    authenticate(deps, request.headers.authorization).then(
+    authenticate(deps, credential).then(
       (principal) => {
         try {
           admit(request, requirement, principal);
@@ -94,6 +101,23 @@ export function installAuth(
     );
   });
   return failures;
+}
+
+/**
+ * The key a request presents, as an Authorization header value: the route's own key header when it
+ * has one and the request sends it (Anthropic's `x-api-key`, read first: its SDK sends it, and
+ * Authorization only when given a token instead, docs/gateway.md#messages), else Authorization.
+ * A key header's value is checked as a Bearer key is, so a malformed one is the same 401.
+ */
+export function credentialOf(
+  headers: IncomingHttpHeaders,
+  keyHeader: string | undefined,
+): string | undefined {
+  if (keyHeader !== undefined) {
+    const value = headers[keyHeader];
+    if (typeof value === "string" && value !== "") return `Bearer ${value}`;
+  }
+  return headers.authorization;
 }
 
 /**

@@ -9,6 +9,7 @@ import { completeGoverned, type GatewayAnswer, type GatewayLog } from "../gatewa
 import type { GatewayDeps } from "../gateway/prepare.js";
 import type { Surface } from "../gateway/surfaces/index.js";
 import { authenticateCached } from "../services/authenticate.js";
+import { credentialOf } from "./auth.js";
 import { errorAnswer, issuesFromValidation, timedOut } from "./errors.js";
 import { readJsonBody } from "./json-parser.js";
 import { writeRequestLine } from "./request-log.js";
@@ -63,7 +64,10 @@ export class DirectGateway {
     if (!(length > 0 && length <= this.deps.bodyLimit)) return false;
     let keyHash: string;
     try {
-      const principal = authenticateCached(this.deps.gw.services, headers.authorization);
+      const principal = authenticateCached(
+        this.deps.gw.services,
+        credentialOf(headers, route.surface.keyHeader),
+      );
       if (principal?.kind !== "inference") return false;
       keyHash = principal.keyHash;
     } catch {
@@ -137,7 +141,7 @@ class Exchange implements GatewayLog {
       surface,
       this.keyHash,
       // The app's own validator of the surface's schema has just checked it.
-      { body: parsed as object, text },
+      { body: parsed as object, text, headers: this.request.headers },
       this.deps.regionOf(this.request),
       this.id,
       this,
@@ -166,7 +170,7 @@ class Exchange implements GatewayLog {
   }
 
   private fail(err: Error): void {
-    const answer = errorAnswer(err, "POST");
+    const answer = errorAnswer(err, "POST", this.route.surface.errorBody);
     if (answer.logged) this.error({ err }, "request failed");
     const response = this.response;
     if (response.headersSent) {

@@ -5,6 +5,13 @@ import { AppError, ERROR_CODES, type ErrorCode, type Issue } from "../domain/err
 import { answeredEarly } from "./linger.js";
 import { NOT_UPDATABLE } from "./schemas/guardrail.js";
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The route's API's own error body (a governed route's Surface.errorBody); absent: the service's. */
+    errorBody?: ErrorEnvelope;
+  }
+}
+
 /** At most this many issues are listed in one 400: enough to fix a body, bounded for huge ones. */
 const MAX_ISSUES = 50;
 
@@ -97,18 +104,27 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 };
 
 /** What an error answers: status, body and headers, and whether its details belong in the log. */
+/** An API's own error body for the service's error, on a route that answers in it (Surface.errorBody). */
+export type ErrorEnvelope = (error: AppError) => unknown;
+
 export interface ErrorAnswer {
   status: number;
-  body: ReturnType<typeof errorBody>;
+  /** The service's error body, or the route's API's own (`ErrorEnvelope`). */
+  body: unknown;
   headers: Record<string, string>;
   /** A failure of ours (5xx): its details go to the log under the request id, never to the client. */
   logged: boolean;
 }
 
-function answerOf(code: ErrorCode, metadata?: Record<string, unknown>, message?: string): ErrorAnswer {
+function answerOf(
+  code: ErrorCode,
+  metadata?: Record<string, unknown>,
+  message?: string,
+  envelope?: ErrorEnvelope,
+): ErrorAnswer {
   return {
     status: ERROR_CODES[code].status,
-    body: errorBody(code, metadata, message),
+    body: envelope ? envelope(new AppError(code, metadata, message)) : errorBody(code, metadata, message),
     headers: {},
     logged: false,
   };
@@ -116,11 +132,18 @@ function answerOf(code: ErrorCode, metadata?: Record<string, unknown>, message?:
 
 /**
  * The one place that turns any error into the HTTP error body (CONTRIBUTING.md#errors), for the
- * Fastify app and for the chat completions route served straight from Node's server alike.
+ * Fastify app and for the governed routes served straight from Node's server alike; `envelope` is
+ * the route's API's own error body, when it has one (docs/gateway.md#messages-errors).
  */
-export function errorAnswer(err: FastifyError | AppError | Error, method: string): ErrorAnswer {
+export function errorAnswer(
+  err: FastifyError | AppError | Error,
+  method: string,
+  envelope?: ErrorEnvelope,
+): ErrorAnswer {
   if (err instanceof AppError) {
-    const answer = answerOf(err.code, err.metadata, err.message);
+    const answer = envelope
+      ? { status: err.status, body: envelope(err), headers: {}, logged: false }
+      : answerOf(err.code, err.metadata, err.message);
     answer.logged = err.status >= 500;
     // A refusal worth retrying says when (a budget held by requests in flight).
     const retryAfter = err.metadata?.retry_after_seconds;
@@ -134,18 +157,23 @@ export function errorAnswer(err: FastifyError | AppError | Error, method: string
       fe.validationContext ?? "body",
       method === "PATCH",
     );
-    return answerOf("invalid_request", { issues });
+    return answerOf("invalid_request", { issues }, undefined, envelope);
   }
   const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
   if (mapped) {
     const reason =
       mapped === "invalid_request" ? { issues: [{ path: "", message: bodyProblem(fe) }] } : undefined;
-    return answerOf(mapped, reason);
+    return answerOf(mapped, reason, undefined, envelope);
   }
   if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return answerOf("invalid_request", { issues: [{ path: "", message: "the request could not be read" }] });
+    return answerOf(
+      "invalid_request",
+      { issues: [{ path: "", message: "the request could not be read" }] },
+      undefined,
+      envelope,
+    );
   }
-  const answer = answerOf("internal");
+  const answer = answerOf("internal", undefined, undefined, envelope);
   answer.logged = true;
   return answer;
 }
@@ -153,7 +181,7 @@ export function errorAnswer(err: FastifyError | AppError | Error, method: string
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler(
     (err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
-      const answer = errorAnswer(err, request.method);
+      const answer = errorAnswer(err, request.method, request.routeOptions.config.errorBody);
       if (answer.logged) request.log.error({ err }, "request failed");
       return reply
         .code(answer.status)

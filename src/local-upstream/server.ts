@@ -5,7 +5,8 @@ import type { AddressInfo } from "node:net";
  * A small OpenAI-compatible model provider that runs on this machine: it answers every chat
  * completion by echoing the last user message, streaming or not, with token usage, every
  * Responses request the same way in the Responses shape (with a function call when the user names
- * an offered function), and every embeddings request with small deterministic vectors (a hash of
+ * an offered function), every Messages request in Anthropic's shape (with a tool_use block when the
+ * user names an offered tool), and every embeddings request with small deterministic vectors (a hash of
  * each input). It lets a new
  * user send a governed request end to end with no outside account (`guardrails upstream`), and it
  * is the upstream the tests and benchmarks talk to, over real HTTP.
@@ -35,7 +36,7 @@ export interface ScriptedAnswer {
 export interface LocalUpstreamOptions {
   port?: number;
   host?: string;
-  /** Require this bearer key. */
+  /** Require this key (as a Bearer key, or as `x-api-key`). */
   apiKey?: string;
   /** Answer every request after this long, like a model taking time to answer (default 0). */
   latencyMs?: number;
@@ -317,6 +318,116 @@ function respondResponses(
   res.end();
 }
 
+/** The text of a Messages content: a string, or its text blocks and tool results' texts joined. */
+function blocksText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((b: Item) =>
+      b?.type === "tool_result" ? blocksText(b.content) : typeof b?.text === "string" ? b.text : "",
+    )
+    .join("");
+}
+
+/**
+ * The echo's Messages answer (Anthropic's shape): the last user message's text echoed; after a tool
+ * result, that result echoed; and when the request offers tools and the last user message names one
+ * of them, a tool_use block calling it with the message as its input `echo`, so a client's tool
+ * round trip can be run against it.
+ */
+function messagesOutput(body: Record<string, unknown>): {
+  block: Item;
+  text: string;
+  promptTokens: number;
+} {
+  const messages = Array.isArray(body.messages) ? (body.messages as Item[]) : [];
+  const system = body.system;
+  const all = [
+    typeof system === "string" ? system : blocksText(system),
+    ...messages.map((m) => blocksText(m?.content)),
+  ].join("\n");
+  const promptTokens = tokens(all) + 4 * messages.length;
+  const last = messages.at(-1);
+  const lastBlocks = Array.isArray(last?.content) ? (last.content as Item[]) : [];
+  const result = lastBlocks.find((b) => b?.type === "tool_result");
+  const userText = last?.role === "user" ? blocksText(last.content) : "";
+  const tools = Array.isArray(body.tools) ? (body.tools as Item[]) : [];
+  const called = tools.find((t) => typeof t?.name === "string" && t.name !== "" && userText.includes(t.name));
+  const stamp = Date.now().toString(36);
+  if (called && !result) {
+    const input = { echo: userText.slice(0, 2000) };
+    return {
+      block: { type: "tool_use", id: `toolu_local_${stamp}`, name: called.name, input },
+      text: JSON.stringify(input),
+      promptTokens,
+    };
+  }
+  const text = `Echo: ${(result ? blocksText(result.content) : userText).slice(0, 2000)}`;
+  return { block: { type: "text", text }, text, promptTokens };
+}
+
+/** A Messages answer, whole or as its stream of events (the sequence Anthropic sends). */
+function respondMessages(
+  res: ServerResponse,
+  body: Record<string, unknown>,
+  script: ScriptedAnswer | undefined,
+) {
+  const { block, text, promptTokens } = messagesOutput(body);
+  const input = script?.usage?.prompt_tokens ?? promptTokens;
+  const output = script?.usage?.completion_tokens ?? tokens(text);
+  const stopReason = block.type === "tool_use" ? "tool_use" : "end_turn";
+  const message = (content: Item[], stop: string | null, outputTokens: number) => ({
+    id: `msg_local_${Date.now().toString(36)}`,
+    type: "message",
+    role: "assistant",
+    model: typeof body.model === "string" ? body.model : "local",
+    content,
+    stop_reason: stop,
+    stop_sequence: null,
+    usage: {
+      input_tokens: input,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: outputTokens,
+    },
+  });
+  if (body.stream !== true) {
+    json(res, 200, message([block], stopReason, output));
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const events: string[] = [];
+  const event = (type: string, data: Record<string, unknown>) =>
+    events.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  event("message_start", { message: message([], null, 1) });
+  const pieces = text.split(/(?<= )/);
+  if (block.type === "tool_use") {
+    event("content_block_start", { index: 0, content_block: { ...block, input: {} } });
+    event("ping", {});
+    for (const p of pieces)
+      event("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: p } });
+  } else {
+    event("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
+    event("ping", {});
+    for (const p of pieces)
+      event("content_block_delta", { index: 0, delta: { type: "text_delta", text: p } });
+  }
+  event("content_block_stop", { index: 0 });
+  event("message_delta", {
+    delta: { stop_reason: stopReason, stop_sequence: null },
+    usage: { output_tokens: output },
+  });
+  event("message_stop", {});
+  const breakAfter = script?.breakStreamAfter;
+  if (breakAfter !== undefined) {
+    for (const e of events.slice(0, breakAfter)) res.write(e);
+    setTimeout(() => res.socket?.destroy(), 20);
+    return;
+  }
+  for (const e of events) res.write(e);
+  res.end();
+}
+
 function json(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
@@ -349,6 +460,10 @@ function respond(
   }
   if (path.endsWith("/responses")) {
     respondResponses(res, body, script);
+    return;
+  }
+  if (path.endsWith("/messages")) {
+    respondMessages(res, body, script);
     return;
   }
   if (path.endsWith("/embeddings")) {
@@ -405,17 +520,24 @@ export async function startLocalUpstream(options: LocalUpstreamOptions = {}): Pr
       !(
         req.url?.endsWith("/chat/completions") ||
         req.url?.endsWith("/embeddings") ||
-        req.url?.endsWith("/responses")
+        req.url?.endsWith("/responses") ||
+        req.url?.endsWith("/messages")
       )
     ) {
       json(res, 404, {
         error: {
-          message: "only POST .../chat/completions, .../embeddings and .../responses are served here",
+          message:
+            "only POST .../chat/completions, .../embeddings, .../responses and .../messages are served here",
         },
       });
       return;
     }
-    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+    // The key as a Bearer key, or as Anthropic's `x-api-key` (a provider of `"auth": "x-api-key"`).
+    if (
+      options.apiKey !== undefined &&
+      req.headers.authorization !== `Bearer ${options.apiKey}` &&
+      req.headers["x-api-key"] !== options.apiKey
+    ) {
       json(res, 401, { error: { message: "invalid API key" } });
       return;
     }

@@ -12,6 +12,7 @@ import {
   providerKey,
   SONNET,
   startGatewayBench,
+  upstreamKeyOf,
 } from "./gateway-support.js";
 import { type MadeKey, orgSteps } from "./org-support.js";
 
@@ -44,8 +45,8 @@ describe(`GET /api/v1/activity through the reference SDK's analytics.getUserActi
     clock = new Date(at);
     const res = await chat(bench.server, key.secret, ask("hello", model));
     assert.equal(res.status, 200, res.text);
-    const auth = String(bench.received.at(-1)?.headers.authorization);
-    const provider = [...providerNames.keys()].find((id) => auth === `Bearer ${providerKey(id)}`);
+    const auth = String(upstreamKeyOf(bench.received.at(-1)));
+    const provider = [...providerNames.keys()].find((id) => auth === providerKey(id));
     assert.ok(provider, auth);
     // The catalog routes a model the same way every time here, so one provider per model.
     assert.equal(routed.get(model) ?? provider, provider);

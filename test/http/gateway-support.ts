@@ -42,6 +42,16 @@ export interface GatewayBench {
 /** The provider key each provider is configured with in the bench: never the caller's key. */
 export const providerKey = (id: string) => `upstream-key-${id}`;
 
+/**
+ * The provider key a request reached the upstream with: in `x-api-key` for a provider that takes
+ * it there (Anthropic's), else as a Bearer key (docs/gateway.md#provider-auth).
+ */
+export function upstreamKeyOf(received: ReceivedRequest | undefined): string | undefined {
+  const apiKey = received?.headers["x-api-key"];
+  if (typeof apiKey === "string") return apiKey;
+  return received?.headers.authorization?.replace(/^Bearer /, "");
+}
+
 export async function startGatewayBench(
   options: TestServerOptions & { timeoutMs?: number; catalog?: CatalogData } = {},
 ): Promise<GatewayBench> {

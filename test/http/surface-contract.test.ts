@@ -303,7 +303,109 @@ const RESPONSES_OVER_CHAT: Door = {
   catalog: chatOnlyCatalog(),
 };
 
-export const DOORS: Door[] = [CHAT, EMBEDDINGS, RESPONSES, RESPONSES_OVER_CHAT];
+const message = (extra: Record<string, unknown>) => ({ model: SONNET, max_tokens: 256, ...extra });
+const anthropicTool = (description: string, property: string) => ({
+  name: "lookup",
+  description,
+  input_schema: { type: "object", properties: { q: { type: "string", description: property } } },
+});
+const toolTurns = (input: Record<string, unknown>, result: unknown) => [
+  { role: "user", content: "hello" },
+  { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "lookup", input }] },
+  { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: result }] },
+];
+
+/** Anthropic Messages, forwarded natively (docs/gateway.md#messages-roles). */
+const MESSAGES: Door = {
+  name: "messages (native)",
+  route: "/api/v1/messages",
+  model: SONNET,
+  usage: (answer) => {
+    const u = answer.usage as {
+      input_tokens: number;
+      output_tokens: number;
+      cache_creation_input_tokens?: number;
+      cache_read_input_tokens?: number;
+    };
+    return {
+      prompt: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+      completion: u.output_tokens,
+    };
+  },
+  places: [
+    {
+      name: "a user message",
+      user: true,
+      body: (v) => message({ messages: [{ role: "user", content: `hi ${v}` }] }),
+    },
+    {
+      name: "a user message's text block",
+      user: true,
+      body: (v) => message({ messages: [{ role: "user", content: [{ type: "text", text: `see ${v}` }] }] }),
+    },
+    {
+      name: "the system string",
+      user: false,
+      body: (v) => message({ system: `note ${v}`, messages: [{ role: "user", content: "hello" }] }),
+    },
+    {
+      name: "a system text block",
+      user: false,
+      body: (v) =>
+        message({
+          system: [{ type: "text", text: `note ${v}` }],
+          messages: [{ role: "user", content: "hello" }],
+        }),
+    },
+    {
+      name: "an assistant message",
+      user: false,
+      body: (v) =>
+        message({
+          messages: [
+            { role: "user", content: "hello" },
+            { role: "assistant", content: [{ type: "text", text: `said ${v}` }] },
+            { role: "user", content: "and?" },
+          ],
+        }),
+    },
+    {
+      name: "a tool_use block's input",
+      user: false,
+      body: (v) =>
+        message({ tools: [anthropicTool("looks things up", "what")], messages: toolTurns({ q: v }, "done") }),
+    },
+    {
+      name: "a tool_result block's content",
+      user: false,
+      body: (v) =>
+        message({
+          tools: [anthropicTool("looks things up", "what")],
+          messages: toolTurns({}, [{ type: "text", text: `found ${v}` }]),
+        }),
+    },
+    {
+      name: "a tool's description",
+      user: false,
+      body: (v) =>
+        message({
+          tools: [anthropicTool(`ask ${v}`, "what")],
+          messages: [{ role: "user", content: "hello" }],
+        }),
+    },
+    {
+      name: "a tool input_schema's description",
+      user: false,
+      body: (v) =>
+        message({
+          tools: [anthropicTool("looks", `like ${v}`)],
+          messages: [{ role: "user", content: "hello" }],
+        }),
+    },
+  ],
+};
+
+export const DOORS: Door[] = [CHAT, EMBEDDINGS, RESPONSES, RESPONSES_OVER_CHAT, MESSAGES];
 
 const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
 function priceOf(slug: string) {

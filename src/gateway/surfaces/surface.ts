@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { TSchema } from "typebox";
 import type { Api } from "../../domain/catalog.js";
 import type { ChatText } from "../../domain/chat-texts.js";
@@ -28,6 +29,11 @@ export interface Surface<Body extends object> {
   readonly modelApis?: readonly Api[];
   /** The route the service serves it on: "/api/v1/chat/completions". */
   readonly route: string;
+  /**
+   * A header its clients send the inference key in, beside `Authorization: Bearer` (Messages:
+   * "x-api-key", docs/gateway.md#messages). Absent: Authorization only.
+   */
+  readonly keyHeader?: string;
   /** The request body's TypeBox schema, for validation, the request's type and the API document. */
   readonly requestSchema: TSchema;
   /** The path appended to a provider's base URL to call this API there: "/chat/completions". */
@@ -69,6 +75,12 @@ export interface Surface<Body extends object> {
    * when nothing is added, so the client's own text can be forwarded (forward-body.ts).
    */
   forwardBody(body: Body, client: Body, stream: boolean): Body;
+  /**
+   * The client's headers of this API's own that a provider speaking it is sent (Messages:
+   * `anthropic-version`, `anthropic-beta`, docs/gateway.md#messages); throws the 400 for a bad one.
+   * Absent: none.
+   */
+  upstreamHeaders?(headers: IncomingHttpHeaders): Record<string, string>;
   /** The usage a whole (non-streamed) answer reports. */
   usageOf(answer: unknown): Usage | undefined;
   /**
@@ -86,10 +98,16 @@ export interface Surface<Body extends object> {
    */
   translation?: ChatTranslation<Body>;
   /**
-   * Room for an API whose errors have another envelope than the service's
-   * (docs/behaviour.md#errors). Not used yet.
+   * The error body of an API whose errors have another envelope than the service's
+   * (docs/behaviour.md#errors): used for every error answered on its route, and for an error that
+   * ends its stream (Messages: docs/gateway.md#messages-errors). Absent: the service's own.
    */
   errorBody?(error: AppError): unknown;
+  /**
+   * The event name a stream's error is sent under (`event: error`), for an API whose clients read
+   * only named events. Absent: the error is a bare `data:` event.
+   */
+  readonly errorEvent?: string;
 }
 
 /**

@@ -10,9 +10,11 @@ import type { EmbeddingsBody } from "../../gateway/surfaces/embeddings/index.js"
 import {
   chatSurface,
   embeddingsSurface,
+  messagesSurface,
   responsesSurface,
   type Surface,
 } from "../../gateway/surfaces/index.js";
+import type { MessagesBody } from "../../gateway/surfaces/messages/index.js";
 import type { ResponsesBody } from "../../gateway/surfaces/responses/index.js";
 import type { KeyPolicy } from "../../services/effective-policy.js";
 import { resolveKeyPolicy } from "../../services/effective-policy.js";
@@ -37,7 +39,7 @@ export function evaluateRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
         tags: ["Guardrails"],
         summary: "Dry run: the decision the gateway would take for a key and a request",
         description:
-          'Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller\'s organization and returns them all, with the output cap the budgets would set (`max_tokens_forwarded`) and what would be reserved (`reservation_usd`). Nothing is forwarded and nothing is spent. With `api: "embeddings"` the request is an embeddings request (`model`, `input`, ...) and `request` shows it as it would be forwarded to `/embeddings`; with `api: "responses"` it is an OpenAI Responses request, shown as it would be forwarded to `/responses` (with `store: false`).',
+          'Evaluates every rule (region, model, endpoints, content filters, budgets) for the inference key `key_hash` of the caller\'s organization and returns them all, with the output cap the budgets would set (`max_tokens_forwarded`) and what would be reserved (`reservation_usd`). Nothing is forwarded and nothing is spent. With `api: "embeddings"` the request is an embeddings request (`model`, `input`, ...) and `request` shows it as it would be forwarded to `/embeddings`; with `api: "responses"` it is an OpenAI Responses request, shown as it would be forwarded to `/responses` (with `store: false`); with `api: "messages"` an Anthropic Messages request, shown as it would be forwarded to `/messages`.',
         body: EvaluateRequest,
         response: { 200: EvaluateResponse, ...errorResponses(400, 401, 403, 404, 413, 503) },
       },
@@ -68,6 +70,8 @@ export function evaluateRoutes(parent: FastifyInstance, gw: GatewayDeps): void {
           checked<ResponsesBody>(validateResponses, rest),
           ingress,
         );
+      if (api === "messages")
+        return dryRun(gw, messagesSurface, keyPolicy, checked<MessagesBody>(validateMessages, rest), ingress);
       return dryRun(gw, chatSurface, keyPolicy, checked<ChatBody>(validateChat, rest), ingress);
     },
   );
@@ -77,6 +81,7 @@ const ajv = new Ajv({ allErrors: true, strict: false });
 const validateChat = ajv.compile(chatSurface.requestSchema);
 const validateEmbeddings = ajv.compile(embeddingsSurface.requestSchema);
 const validateResponses = ajv.compile(responsesSurface.requestSchema);
+const validateMessages = ajv.compile(messagesSurface.requestSchema);
 
 /** The request, when its API's schema takes it; else the 400 naming what is wrong. */
 function checked<Body>(validate: ValidateFunction, body: object): Body {

@@ -14,7 +14,14 @@ export interface GovernedRouteDoc {
   description: string;
   /** The successful answer's schema, and whether the API answers a stream when asked. */
   answer: { description: string; schema: TSchema; streams: boolean };
+  /** The error body's schema, for an API with its own envelope (Surface.errorBody); absent: the service's. */
+  errors?: TSchema;
+  /** The ways the key may come (OpenAPI security requirements); absent: the document's default, Bearer. */
+  security?: Record<string, string[]>[];
 }
+
+/** Every error status a governed route answers, from its own layers and the common ones. */
+const ERROR_STATUSES = [400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504];
 
 /**
  * A governed API's route (inference key): the surface's body schema, the governed request path, and
@@ -36,16 +43,19 @@ export function governedRoute<Body extends object>(
   app.post(
     surface.route,
     {
-      config: { auth: "inference" },
+      config: { auth: "inference", keyHeader: surface.keyHeader, errorBody: surface.errorBody },
       ...asSent,
       schema: {
         tags: ["Gateway"],
         summary: doc.summary,
         description: doc.description,
         body: surface.requestSchema,
+        ...(doc.security ? { security: doc.security } : {}),
         response: {
           200: { description: doc.answer.description, content },
-          ...errorResponses(400, 401, 403, 404, 413, 429, 502, 503, 504),
+          ...(doc.errors
+            ? Object.fromEntries(ERROR_STATUSES.map((s) => [s, doc.errors]))
+            : errorResponses(400, 401, 403, 404, 413, 429, 502, 503, 504)),
         },
       },
     },
@@ -55,7 +65,7 @@ export function governedRoute<Body extends object>(
         surface,
         principalOf(request).keyHash,
         // The route's schema is the surface's own: the body is the surface's request.
-        { body: request.body as Body, text: request.jsonText },
+        { body: request.body as Body, text: request.jsonText, headers: request.headers },
         request.ingressRegion,
         request.id,
         request.log,

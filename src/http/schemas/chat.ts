@@ -20,10 +20,18 @@ export const EvaluateRequest = Type.Object(
       }),
     ),
     api: Type.Optional(
-      Type.Union([Type.Literal("chat"), Type.Literal("embeddings"), Type.Literal("responses")], {
-        description:
-          "The API the request is made on (default chat): `chat` takes a chat completion request (`messages` required), `embeddings` an embeddings request (`input` required), `responses` an OpenAI Responses request (`input`, `instructions`, ...).",
-      }),
+      Type.Union(
+        [
+          Type.Literal("chat"),
+          Type.Literal("embeddings"),
+          Type.Literal("responses"),
+          Type.Literal("messages"),
+        ],
+        {
+          description:
+            "The API the request is made on (default chat): `chat` takes a chat completion request (`messages` required), `embeddings` an embeddings request (`input` required), `responses` an OpenAI Responses request (`input`, `instructions`, ...), `messages` an Anthropic Messages request (`messages` and `max_tokens` required, `system`, ...).",
+        },
+      ),
     ),
     ...ChatCompletionRequest.properties,
     // Required by the chat API only: which fields a request needs is checked against its API's schema.

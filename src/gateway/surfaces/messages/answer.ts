@@ -1,0 +1,177 @@
+import type { AppError } from "../../../domain/errors.js";
+import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
+
+/**
+ * Anthropic Messages answers and stream events: their usage read, the fields the API defines on
+ * every message filled in where a provider leaves them out (docs/gateway.md#messages), and errors
+ * in the API's own envelope (docs/gateway.md#messages-errors). What a provider sent is never
+ * changed; a value filled in is null for "unknown", 0 for a count not reported.
+ */
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.ceil(value)) : 0;
+}
+
+/**
+ * The prompt tokens of a Messages usage object: the input tokens and both cache counts, which
+ * Anthropic reports apart from `input_tokens` (docs/gateway.md#messages); undefined when it
+ * reports no input count.
+ */
+function promptOf(u: Json): number | undefined {
+  if (typeof u.input_tokens !== "number") return undefined;
+  return count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens);
+}
+
+/** The usage a whole Messages answer reports, when it reports both counts as numbers. */
+export function messageUsage(answer: unknown): Usage | undefined {
+  if (!isObject(answer) || !isObject(answer.usage)) return undefined;
+  const prompt = promptOf(answer.usage);
+  if (prompt === undefined || typeof answer.usage.output_tokens !== "number") return undefined;
+  return { prompt_tokens: prompt, completion_tokens: count(answer.usage.output_tokens) };
+}
+
+/** A copy of a message object with its required members filled in, or undefined when none is missing. */
+function fillMessage(message: Json, defaults: AnswerDefaults): Json | undefined {
+  const usage = message.usage;
+  const usageMissing =
+    !isObject(usage) || typeof usage.input_tokens !== "number" || typeof usage.output_tokens !== "number";
+  const missing =
+    typeof message.id !== "string" ||
+    message.id === "" ||
+    message.type !== "message" ||
+    message.role !== "assistant" ||
+    typeof message.model !== "string" ||
+    message.model === "" ||
+    !Array.isArray(message.content) ||
+    !("stop_reason" in message) ||
+    !("stop_sequence" in message) ||
+    usageMissing;
+  if (!missing) return undefined;
+  const out: Json = { ...message };
+  if (typeof out.id !== "string" || out.id === "") out.id = defaults.id;
+  out.type = "message";
+  out.role = "assistant";
+  if (typeof out.model !== "string" || out.model === "") out.model = defaults.model;
+  if (!Array.isArray(out.content)) out.content = [];
+  if (!("stop_reason" in out)) out.stop_reason = null;
+  if (!("stop_sequence" in out)) out.stop_sequence = null;
+  if (usageMissing) {
+    const u = isObject(usage) ? usage : {};
+    out.usage = { ...u, input_tokens: count(u.input_tokens), output_tokens: count(u.output_tokens) };
+  }
+  return out;
+}
+
+/**
+ * The answer to send for the provider's `text` (parsed: `body`): its own bytes when nothing is
+ * missing, else the filled message serialized. An answer that is not a message (not JSON, or
+ * without `content`, `type` or `id`) is sent as it came.
+ */
+export function completeMessageText(text: string, body: unknown, defaults: AnswerDefaults): string {
+  if (!isObject(body) || !("content" in body || "type" in body || "id" in body)) return text;
+  const filled = fillMessage(body, defaults);
+  return filled ? JSON.stringify(filled) : text;
+}
+
+/** The delta types whose text is output the model produced (counted when no usage is reported). */
+const OUTPUT_DELTAS: Record<string, string> = {
+  text_delta: "text",
+  input_json_delta: "partial_json",
+  thinking_delta: "thinking",
+};
+
+/**
+ * Reads the events of one streamed Messages answer (docs/gateway.md#messages): the input usage of
+ * `message_start` (its message filled in as a whole answer is), the output usage of each
+ * `message_delta` (Anthropic reports the count so far, and may repeat the input counts there), and
+ * the bytes of the content deltas. An event needing nothing is sent as it came; the stream ends
+ * with the provider's `message_stop`, so there is nothing to add at its end.
+ */
+export class MessagesEventReader implements EventReader {
+  private prompt: number | undefined;
+
+  constructor(private readonly defaults: AnswerDefaults) {}
+
+  read(data: string): EventFacts {
+    let event: unknown;
+    try {
+      event = JSON.parse(data);
+    } catch {
+      return { send: null, usage: undefined, contentBytes: 0 };
+    }
+    if (!isObject(event)) return { send: null, usage: undefined, contentBytes: 0 };
+    switch (event.type) {
+      case "message_start": {
+        const message = isObject(event.message) ? event.message : {};
+        if (isObject(message.usage)) this.prompt = promptOf(message.usage);
+        const filled = fillMessage(message, this.defaults);
+        const send = filled
+          ? `event: message_start\ndata: ${JSON.stringify({ ...event, message: filled })}\n\n`
+          : null;
+        return { send, usage: undefined, contentBytes: 0 };
+      }
+      case "message_delta": {
+        const u = isObject(event.usage) ? event.usage : undefined;
+        if (!u || typeof u.output_tokens !== "number")
+          return { send: null, usage: undefined, contentBytes: 0 };
+        const prompt = promptOf(u) ?? this.prompt;
+        const usage =
+          prompt === undefined
+            ? undefined
+            : { prompt_tokens: prompt, completion_tokens: count(u.output_tokens) };
+        return { send: null, usage, contentBytes: 0 };
+      }
+      case "content_block_delta": {
+        const delta = isObject(event.delta) ? event.delta : {};
+        const field = typeof delta.type === "string" ? OUTPUT_DELTAS[delta.type] : undefined;
+        const value = field === undefined ? undefined : delta[field];
+        return {
+          send: null,
+          usage: undefined,
+          contentBytes: typeof value === "string" ? Buffer.byteLength(value) : 0,
+        };
+      }
+      default:
+        return { send: null, usage: undefined, contentBytes: 0 };
+    }
+  }
+}
+
+/** Anthropic's error type for each status the service answers (docs/gateway.md#messages-errors). */
+export function errorType(status: number): string {
+  switch (status) {
+    case 400:
+      return "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 413:
+      return "request_too_large";
+    case 429:
+      return "rate_limit_error";
+    case 529:
+      return "overloaded_error";
+    default:
+      return status >= 500 ? "api_error" : "invalid_request_error";
+  }
+}
+
+/**
+ * An error in Anthropic's envelope (docs/gateway.md#messages-errors): `type` "error" and the
+ * error's `type` by status, with the service's own message and metadata beside, so a client of
+ * either reads it.
+ */
+export function messagesErrorBody(error: AppError): unknown {
+  const inner: Json = { type: errorType(error.status), message: error.message };
+  if (error.metadata) inner.metadata = error.metadata;
+  return { type: "error", error: inner };
+}
