@@ -279,12 +279,12 @@ const responsesUsage = (answer: Record<string, unknown>) => {
 };
 
 /** The shipped catalog with the providers of openai/gpt-4.1 speaking chat only: Responses is translated. */
-function chatOnlyCatalog(): CatalogData {
+function chatOnlyCatalog(providers: string[]): CatalogData {
   const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
   return {
     ...shipped,
     providers: shipped.providers.map((p) =>
-      p.id === "openai" || p.id === "azure" ? { ...p, apis: ["chat" as const] } : p,
+      providers.includes(p.id) ? { ...p, apis: ["chat" as const] } : p,
     ),
   };
 }
@@ -300,7 +300,7 @@ const RESPONSES: Door = {
 const RESPONSES_OVER_CHAT: Door = {
   ...RESPONSES,
   name: "responses (translated to chat, docs/gateway.md#responses-translation)",
-  catalog: chatOnlyCatalog(),
+  catalog: chatOnlyCatalog(["openai", "azure"]),
 };
 
 const message = (extra: Record<string, unknown>) => ({ model: SONNET, max_tokens: 256, ...extra });
@@ -405,7 +405,14 @@ const MESSAGES: Door = {
   ],
 };
 
-export const DOORS: Door[] = [CHAT, EMBEDDINGS, RESPONSES, RESPONSES_OVER_CHAT, MESSAGES];
+/** The shipped catalog with anthropic speaking chat only: every endpoint of SONNET is translated for. */
+const MESSAGES_OVER_CHAT: Door = {
+  ...MESSAGES,
+  name: "messages (translated to chat, docs/gateway.md#messages-translation)",
+  catalog: chatOnlyCatalog(["anthropic"]),
+};
+
+export const DOORS: Door[] = [CHAT, EMBEDDINGS, RESPONSES, RESPONSES_OVER_CHAT, MESSAGES, MESSAGES_OVER_CHAT];
 
 const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
 function priceOf(slug: string) {
