@@ -347,7 +347,8 @@ function messagesOutput(body: Record<string, unknown>): {
     ...messages.map((m) => blocksText(m?.content)),
   ].join("\n");
   const promptTokens = tokens(all) + 4 * messages.length;
-  const last = messages.at(-1);
+  // The last user turn: a client may put a system turn after it (Claude Code does).
+  const last = [...messages].reverse().find((m) => m?.role === "user");
   const lastBlocks = Array.isArray(last?.content) ? (last.content as Item[]) : [];
   const result = lastBlocks.find((b) => b?.type === "tool_result");
   const userText = last?.role === "user" ? blocksText(last.content) : "";

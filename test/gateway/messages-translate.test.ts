@@ -38,6 +38,27 @@ function refusedAt(body: Json): string {
 const user = (content: unknown) => ({ role: "user", content });
 
 describe("Messages request in chat completions (docs/gateway.md#messages-translation-requests)", () => {
+  it("a system turn among the messages (as Claude Code sends one) is a system message in its place", () => {
+    const { chat } = messagesToChat({
+      model: "m",
+      max_tokens: 100,
+      messages: [
+        user("Hi"),
+        {
+          role: "system",
+          content: [
+            { type: "text", text: "Mind the" },
+            { type: "text", text: "rules." },
+          ],
+        },
+      ],
+    });
+    assert.deepEqual(chat.messages, [
+      { role: "user", content: "Hi" },
+      { role: "system", content: "Mind the\nrules." },
+    ]);
+  });
+
   it("makes system a leading system message and keeps string turns as they are", () => {
     const { chat, dropped } = messagesToChat({
       model: "m",
@@ -261,7 +282,7 @@ describe("Messages request in chat completions (docs/gateway.md#messages-transla
 describe("Messages requests chat cannot carry are a 400 (docs/gateway.md#messages-translation-refused)", () => {
   const cases: [string, Json, string][] = [
     ["no messages", { messages: [] }, "/messages"],
-    ["a system role in messages", { messages: [{ role: "system", content: "x" }] }, "/messages/0/role"],
+    ["an unknown role in messages", { messages: [{ role: "tool", content: "x" }] }, "/messages/0/role"],
     [
       "an image by file id",
       { messages: [user([{ type: "image", source: { type: "file", file_id: "f1" } }])] },

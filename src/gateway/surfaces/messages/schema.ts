@@ -14,7 +14,8 @@ const Block = Type.Object(
 
 const Message = Type.Object(
   {
-    role: Type.Union([Type.Literal("user"), Type.Literal("assistant")]),
+    // "system" too: Claude Code sends a system turn among the messages (docs/gateway.md#claude-code).
+    role: Type.Union([Type.Literal("user"), Type.Literal("assistant"), Type.Literal("system")]),
     content: Type.Union([Type.String(), Type.Array(Block, { maxItems: MAX_CONTENT_BLOCKS })]),
   },
   { additionalProperties: true },
@@ -52,14 +53,18 @@ export const MessagesRequest = Type.Object(
         { maxItems: MAX_TOOLS },
       ),
     ),
+    // null as absent, as Anthropic's SDKs send an unset option.
     tool_choice: Type.Optional(
-      Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }),
+      Type.Union([
+        Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }),
+        Type.Null(),
+      ]),
     ),
     stop_sequences: Type.Optional(Type.Array(Type.String(), { maxItems: MAX_STOP_SEQUENCES })),
     stream: Type.Optional(Type.Boolean()),
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    top_k: Type.Optional(Type.Integer({ minimum: 0 })),
+    temperature: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()])),
+    top_p: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()])),
+    top_k: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
     metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
     thinking: Type.Optional(
       Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }),

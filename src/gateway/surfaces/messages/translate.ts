@@ -167,7 +167,22 @@ function translateMessages(input: unknown, messages: ChatMessage[]): void {
     const at = `/messages/${i}`;
     if (!isObject(message)) refuse(at, "a message must be an object");
     const role = message.role;
-    if (role !== "user" && role !== "assistant") refuse(`${at}/role`, "role must be user or assistant");
+    if (role === "system") {
+      // A system turn among the messages (Claude Code sends one): a system message in its place.
+      const text = message.content;
+      messages.push({
+        role: "system",
+        content:
+          typeof text === "string"
+            ? text
+            : Array.isArray(text)
+              ? textsOf(text, `${at}/content`, "system").join("\n")
+              : refuse(`${at}/content`, "content must be a string or an array of blocks"),
+      });
+      return;
+    }
+    if (role !== "user" && role !== "assistant")
+      refuse(`${at}/role`, "role must be user, assistant or system");
     const content = message.content;
     if (typeof content === "string") {
       messages.push({ role, content });
