@@ -79,6 +79,19 @@ export const TRY_APIS: readonly TryApi[] = [
     forwarded: (d) => inputLines(d.request.input),
   },
   {
+    id: "messages",
+    label: "Anthropic Messages",
+    textLabel: "Message",
+    // max_tokens is required by the Messages API.
+    body: (message) => ({ max_tokens: 1024, messages: [{ role: "user", content: message }] }),
+    offers: (m) => (m.api ?? "chat") === "chat",
+    forwardedLabel: "The messages as they would be forwarded",
+    forwarded: (d) =>
+      ((d.request.messages ?? []) as { role: string; content: unknown }[])
+        .map((m) => `${m.role}: ${textOf(m.content)}`)
+        .join("\n"),
+  },
+  {
     id: "embeddings",
     label: "Embeddings",
     textLabel: "Input to embed",

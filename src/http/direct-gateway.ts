@@ -54,7 +54,11 @@ export class DirectGateway {
   /** Serves the request and returns true, or returns false and leaves it to the app. */
   take(request: IncomingMessage, response: ServerResponse): boolean {
     if (request.method !== "POST" || this.deps.closing()) return false;
-    const route = this.deps.routes.get(request.url as string);
+    // The path without its query: Anthropic's SDKs ask for `/v1/messages?beta=true`, which the
+    // route serves as it serves the bare path.
+    const url = request.url as string;
+    const query = url.indexOf("?");
+    const route = this.deps.routes.get(query < 0 ? url : url.slice(0, query));
     if (route === undefined) return false;
     const headers = request.headers;
     if (!isJson(headers["content-type"]) || headers["content-encoding"] !== undefined) return false;

@@ -582,6 +582,17 @@ describe("the admin console in Chromium (README.md#admin-console)", {
       assert.equal(asResponse.input, "hello");
       assert.equal(asResponse.store, false);
       assert.equal(asResponse.messages, undefined);
+
+      // Anthropic Messages picked: the request as the Messages API forwards it, max_tokens included.
+      await tab.select("#try-api", "messages");
+      await tab.waitForFunction(() => document.querySelector("#decision-verdict") === null, WAIT);
+      await tab.click("button[type=submit]");
+      await tab.waitForSelector("#decision-request", WAIT);
+      assert.equal(await tab.$eval("#decision-verdict", (el) => el.textContent), "Allowed");
+      assert.equal(await tab.$eval("#decision-redacted", (el) => el.textContent), "user: hello");
+      const asMessages = JSON.parse(await tab.$eval("#decision-request", (el) => el.textContent ?? ""));
+      assert.deepEqual(asMessages.messages, [{ role: "user", content: "hello" }]);
+      assert.equal(asMessages.max_tokens, 1024);
     } finally {
       await context.close();
       await fresh?.close();
