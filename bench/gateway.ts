@@ -49,6 +49,8 @@ import {
   CHAT_ONLY_MODEL,
   chatBody,
   embeddingsBody,
+  MESSAGES_MODEL,
+  messagesBody,
   RESPONSES_MODEL,
   responsesBody,
 } from "./shared.js";
@@ -168,7 +170,13 @@ const chatLoad = (path: Path, prompt: string): Load => ({
 const GATEWAYS = (p: Path) => p.name === "gateway-none" || p.name === "gateway-full";
 
 /** An API round: the gateway's two policies on `route`, with `body(prompt)`, against the instant chat round. */
-function apiRound(name: string, title: string, route: string, body: (prompt: string) => string): Round {
+function apiRound(
+  name: string,
+  title: string,
+  route: string,
+  body: (prompt: string) => string,
+  versus = "instant",
+): Round {
   return {
     name,
     title,
@@ -177,7 +185,7 @@ function apiRound(name: string, title: string, route: string, body: (prompt: str
     measures: GATEWAYS,
     load: (_path, prompt) => ({ path: route, method: "POST", body: body(prompt) }),
     checksRefusal: true,
-    api: { route, versus: "instant" },
+    api: { route, versus },
   };
 }
 
@@ -241,6 +249,32 @@ const ALL_ROUNDS: Round[] = [
     `Responses (POST /api/v1/responses) to ${CHAT_ONLY_MODEL}, whose providers speak only chat (translated), instant upstream`,
     "/api/v1/responses",
     (prompt) => responsesBody(prompt, CHAT_ONLY_MODEL),
+  ),
+  apiRound(
+    "messages-native",
+    `Messages (POST /api/v1/messages) to ${MESSAGES_MODEL}, whose provider speaks it, instant upstream`,
+    "/api/v1/messages",
+    (prompt) => messagesBody(prompt, MESSAGES_MODEL),
+  ),
+  apiRound(
+    "messages-translated",
+    `Messages (POST /api/v1/messages) to ${CHAT_ONLY_MODEL}, whose providers speak only chat (translated), instant upstream`,
+    "/api/v1/messages",
+    (prompt) => messagesBody(prompt, CHAT_ONLY_MODEL),
+  ),
+  apiRound(
+    "messages-native-streamed",
+    `Messages streamed to ${MESSAGES_MODEL} (native), beside chat's streamed round`,
+    "/api/v1/messages",
+    (prompt) => messagesBody(prompt, MESSAGES_MODEL, true),
+    "streamed",
+  ),
+  apiRound(
+    "messages-translated-streamed",
+    `Messages streamed to ${CHAT_ONLY_MODEL} (translated), beside chat's streamed round`,
+    "/api/v1/messages",
+    (prompt) => messagesBody(prompt, CHAT_ONLY_MODEL, true),
+    "streamed",
   ),
 ];
 const ROUNDS_RUN = ALL_ROUNDS.filter((r) => !SKIP.has(r.name));

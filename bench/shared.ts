@@ -102,6 +102,8 @@ export const BENCH_PROMPT = (() => {
 export const CHAT_MODEL = "meta-llama/llama-3.1-8b-instruct";
 /** A chat model whose every provider speaks only chat: a Responses request to it is translated. */
 export const CHAT_ONLY_MODEL = "meta-llama/llama-3.3-70b-instruct";
+/** A model whose first provider speaks the Anthropic Messages API itself (anthropic). */
+export const MESSAGES_MODEL = "anthropic/claude-sonnet-4.5";
 /** A model served by a provider that speaks the Responses API itself (openai). */
 export const RESPONSES_MODEL = "openai/gpt-4.1";
 /** The echo upstream's embedding model (local) and OpenAI's. */
@@ -120,6 +122,17 @@ export function chatBody(prompt: string, model = CHAT_MODEL): string {
 }
 
 /** The same request in the Responses API: the system message as `instructions`, the prompt as `input`. */
+/** An Anthropic Messages request of `prompt`, the bench's request on the Messages door. */
+export function messagesBody(prompt: string, model: string, stream = false): string {
+  return JSON.stringify({
+    model,
+    system: "You are a concise assistant.",
+    messages: [{ role: "user", content: prompt }],
+    max_tokens: 200,
+    ...(stream ? { stream: true } : {}),
+  });
+}
+
 export function responsesBody(prompt: string, model: string): string {
   return JSON.stringify({
     model,
