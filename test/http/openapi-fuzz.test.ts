@@ -253,13 +253,12 @@ describe(`schema-driven fuzzing of every documented operation on ${TEST_DATABASE
     const validate = validatorAt(pointer);
     if (!validate(res.body))
       failures.push(`body not as documented (${ajv.errorsText(validate.errors)}): ${where}`);
-    // The Messages route answers in Anthropic's envelope (docs/gateway.md#messages-errors).
-    const envelope =
-      o.path === "/api/v1/messages"
-        ? res.body?.type === "error" &&
-          typeof res.body?.error?.type === "string" &&
-          typeof res.body?.error?.message === "string"
-        : res.body?.error?.code === res.status && typeof res.body?.error?.message === "string";
+    // The Messages routes answer in Anthropic's envelope (docs/gateway.md#messages-errors).
+    const envelope = o.path.startsWith("/api/v1/messages")
+      ? res.body?.type === "error" &&
+        typeof res.body?.error?.type === "string" &&
+        typeof res.body?.error?.message === "string"
+      : res.body?.error?.code === res.status && typeof res.body?.error?.message === "string";
     if (res.status >= 400 && !envelope) failures.push(`not the error envelope: ${where}`);
   }
 

@@ -74,3 +74,12 @@ export const MessagesRequest = Type.Object(
 );
 export type MessagesRequest = Static<typeof MessagesRequest>;
 export type MessagesBody = MessagesRequest & Record<string, unknown>;
+
+/**
+ * What `POST /api/v1/messages/count_tokens` takes: a Messages request whose `max_tokens` may be left
+ * out, as Anthropic's count takes it (docs/gateway.md#messages-count-tokens).
+ */
+export const MessagesCountRequest = Type.Object(
+  { ...MessagesRequest.properties, max_tokens: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { additionalProperties: true },
+);
