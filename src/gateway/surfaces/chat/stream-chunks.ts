@@ -1,19 +1,10 @@
+import { chatUsage } from "../../chat-usage.js";
 import { stringEnd } from "../../forward-body.js";
-import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
+import type { AnswerDefaults, EventFacts, EventReader } from "../surface.js";
 import { completeChunk } from "./response-fields.js";
 
-/** The usage an answer or a chunk reports, when it reports both counts as numbers. */
-export function usageOf(value: unknown): Usage | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const u = (value as { usage?: unknown }).usage;
-  if (typeof u !== "object" || u === null) return undefined;
-  const { prompt_tokens, completion_tokens } = u as Record<string, unknown>;
-  if (typeof prompt_tokens !== "number" || typeof completion_tokens !== "number") return undefined;
-  return {
-    prompt_tokens: Math.max(0, Math.ceil(prompt_tokens)),
-    completion_tokens: Math.max(0, Math.ceil(completion_tokens)),
-  };
-}
+/** The usage a chunk or a whole answer reports (shared by every surface carried over chat). */
+export const usageOf = chatUsage;
 
 /** What the relay takes from one chunk; its `contentBytes` are those of the choices' `delta.content`. */
 export type ChunkFacts = EventFacts;

@@ -1,6 +1,6 @@
 import type { ChatBody, ChatMessage } from "../../../domain/chat-texts.js";
 import { invalidRequest } from "../../../domain/errors.js";
-import type { AnswerDefaults, Usage } from "../surface.js";
+import type { AnswerDefaults } from "../surface.js";
 
 /**
  * The OpenAI Responses API on a provider that speaks only chat completions: the request in chat
@@ -432,16 +432,7 @@ function count(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.ceil(value)) : 0;
 }
 
-/**
- * The usage a chat answer or chunk reports, as the relay settles it: both counts, as whole
- * non-negative numbers (the chat surface reads it alike; a surface does not import another).
- */
-export function chatUsage(value: unknown): Usage | undefined {
-  if (!isObject(value) || !isObject(value.usage)) return undefined;
-  const { prompt_tokens, completion_tokens } = value.usage;
-  if (typeof prompt_tokens !== "number" || typeof completion_tokens !== "number") return undefined;
-  return { prompt_tokens: count(prompt_tokens), completion_tokens: count(completion_tokens) };
-}
+export { chatUsage } from "../../chat-usage.js";
 
 /** A chat usage object in the Responses shape, or undefined when the answer reported none. */
 export function responsesUsage(usage: unknown): Json | undefined {
