@@ -42,6 +42,25 @@ interface Door {
   places: Place[];
   /** The prompt and completion tokens an answer of the door reports. */
   usage(answer: Record<string, unknown>): { prompt: number; completion: number };
+  /** The door's streamed request and the usage read from its events; absent: the API does not stream. */
+  streamed?: {
+    body(body: Record<string, unknown>): Record<string, unknown>;
+    usage(events: Record<string, unknown>[]): { prompt: number; completion: number };
+  };
+}
+
+/** The data of each server-sent event of a streamed answer, parsed ("[DONE]" left out). */
+function eventsOf(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const block of text.split("\n\n")) {
+    const data = block
+      .split("\n")
+      .filter((l) => l.startsWith("data:"))
+      .map((l) => l.slice(5).trim())
+      .join("\n");
+    if (data !== "" && data !== "[DONE]") out.push(JSON.parse(data));
+  }
+  return out;
 }
 
 const fn = (description: string, property: string) => ({
@@ -68,6 +87,11 @@ const CHAT: Door = {
   route: "/api/v1/chat/completions",
   model: SONNET,
   usage: chatUsage,
+  // The client asks for the usage chunk, so it is passed on (docs/gateway.md#streaming).
+  streamed: {
+    body: (b) => ({ ...b, stream: true, stream_options: { include_usage: true } }),
+    usage: (events) => chatUsage(events.find((e) => e.usage) ?? {}),
+  },
   places: [
     { name: "a user message", user: true, body: (v) => chatOf([{ role: "user", content: `hi ${v}` }]) },
     {
@@ -294,6 +318,13 @@ const RESPONSES: Door = {
   route: "/api/v1/responses",
   model: "openai/gpt-4.1",
   usage: responsesUsage,
+  streamed: {
+    body: (b) => ({ ...b, stream: true }),
+    usage: (events) =>
+      responsesUsage(
+        events.find((e) => e.type === "response.completed")?.response as Record<string, unknown>,
+      ),
+  },
   places: RESPONSES_PLACES,
 };
 
@@ -331,6 +362,25 @@ const MESSAGES: Door = {
       prompt: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
       completion: u.output_tokens,
     };
+  },
+  streamed: {
+    body: (b) => ({ ...b, stream: true }),
+    // Counts at message_start, overridden by those the last message_delta carries, as Anthropic's SDK
+    // gathers them (a translated stream knows its input only at the end, docs/gateway.md#messages-translation-stream).
+    usage: (events) => {
+      const start = events.find((e) => e.type === "message_start")?.message as
+        | { usage?: Record<string, number> }
+        | undefined;
+      const delta = events.filter((e) => e.type === "message_delta").at(-1)?.usage as
+        | Record<string, number>
+        | undefined;
+      const u = { ...start?.usage, ...delta };
+      return {
+        prompt:
+          (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+        completion: u.output_tokens ?? 0,
+      };
+    },
   },
   places: [
     {
@@ -466,6 +516,27 @@ for (const door of DOORS) {
         assert.equal(sent.includes("[EMAIL]"), true, sent);
       });
 
+      if (door.streamed) {
+        const streamed = door.streamed;
+        it(`redact, streamed: an e-mail in ${place.name} never reaches the provider`, async () => {
+          const before = bench.received.length;
+          const res = await send(keys.redact, streamed.body(place.body(EMAIL)));
+          assert.equal(res.status, 200, res.text);
+          assert.equal(bench.received.length, before + 1);
+          const sent = JSON.stringify(bench.received.at(-1)?.body);
+          assert.equal(sent.includes(EMAIL), false, sent);
+          assert.equal(sent.includes("[EMAIL]"), true, sent);
+          assert.equal(res.text.includes(EMAIL), false);
+        });
+
+        it(`block, streamed: an e-mail in ${place.name} is refused and nothing is forwarded`, async () => {
+          const before = bench.received.length;
+          const res = await send(keys.block, streamed.body(place.body(EMAIL)));
+          assert.equal(res.status, 403, res.text);
+          assert.equal(bench.received.length, before);
+        });
+      }
+
       it(`block: an e-mail in ${place.name} is refused and nothing is forwarded`, async () => {
         const before = bench.received.length;
         const res = await send(keys.block, place.body(EMAIL));
@@ -518,5 +589,27 @@ for (const door of DOORS) {
       );
       assert.equal(Math.round((await read()) * 1e6) - Math.round(start * 1e6), micros);
     });
+
+    if (door.streamed) {
+      const streamed = door.streamed;
+      it("the usage a streamed answer reports is charged to the key (docs/gateway.md#streaming)", async () => {
+        const read = async () =>
+          (await call(bench.server, "GET", "/api/v1/key", { key: keys.plain.secret })).body.data
+            .usage as number;
+        const start = await read();
+        const res = await send(
+          keys.plain,
+          streamed.body((door.places[0] as Place).body("a longer text to be answered at length")),
+        );
+        assert.equal(res.status, 200, res.text);
+        const { prompt, completion } = streamed.usage(eventsOf(res.text));
+        assert.equal(prompt > 0 && completion > 0, true, res.text.slice(-400));
+        const price = priceOf(door.model);
+        const micros = Math.ceil(
+          prompt * price.prompt_usd_per_million_tokens + completion * price.completion_usd_per_million_tokens,
+        );
+        assert.equal(Math.round((await read()) * 1e6) - Math.round(start * 1e6), micros);
+      });
+    }
   });
 }
