@@ -21,6 +21,21 @@ export const FILTER_ACTIONS = ["block", "redact", "flag"] as const;
 export type FilterAction = (typeof FILTER_ACTIONS)[number];
 export const SCAN_SCOPES = ["user_only", "all_messages"] as const;
 export type ScanScope = (typeof SCAN_SCOPES)[number];
+/**
+ * What a filter reads (docs/behaviour.md#apply-to): the request (the default, and the only meaning
+ * a filter without `apply_to` has), the model's answer, or both.
+ */
+export const APPLY_TO = ["request", "response", "both"] as const;
+export type ApplyTo = (typeof APPLY_TO)[number];
+/** One direction a filter reads: a filter that applies to `both` reads each. */
+export type Direction = "request" | "response";
+
+/** Does a filter with this `apply_to` read this direction? Absent means the request. */
+export function appliesTo(applyTo: ApplyTo | undefined, direction: Direction): boolean {
+  return applyTo === undefined || applyTo === "request"
+    ? direction === "request"
+    : applyTo === "both" || direction === "response";
+}
 
 /** Only this builtin takes a scan scope (docs/behaviour.md#scan-scope). */
 export const SCOPED_BUILTIN: BuiltinSlug = "regex-prompt-injection";
@@ -42,12 +57,15 @@ export interface BuiltinFilter {
   slug: BuiltinSlug;
   action: FilterAction;
   scan_scope?: ScanScope;
+  /** Kept only when the client set it: a guardrail without it reads as it always did. */
+  apply_to?: ApplyTo;
 }
 
 export interface CustomFilter {
   pattern: string;
   action: FilterAction;
   label: string | null;
+  apply_to?: ApplyTo;
 }
 
 export interface BuiltinFilterInput {
@@ -55,9 +73,13 @@ export interface BuiltinFilterInput {
   action: FilterAction;
   label?: string;
   scan_scope?: ScanScope;
+  apply_to?: ApplyTo;
 }
 
-/** Normalizes a builtin filter list: labels are the system's, a slug may appear once. */
+/**
+ * Normalizes a builtin filter list: labels are the system's, a slug may appear once per direction
+ * (once for requests and once for answers, docs/behaviour.md#apply-to).
+ */
 export function normalizeBuiltins(
   items: BuiltinFilterInput[],
   path: string,
@@ -66,21 +88,34 @@ export function normalizeBuiltins(
   const seen = new Set<string>();
   const out: BuiltinFilter[] = [];
   items.forEach((item, i) => {
-    if (seen.has(item.slug)) {
+    const directions = (["request", "response"] as const).filter((d) => appliesTo(item.apply_to, d));
+    if (directions.some((d) => seen.has(`${d}:${item.slug}`))) {
       issues.push({
         path: `${path}/${i}/slug`,
-        message: `builtin filter '${item.slug}' appears more than once`,
+        message:
+          item.apply_to === undefined
+            ? `builtin filter '${item.slug}' appears more than once`
+            : `builtin filter '${item.slug}' appears more than once for the ${directions.find((d) => seen.has(`${d}:${item.slug}`))}`,
       });
     }
-    seen.add(item.slug);
+    for (const d of directions) seen.add(`${d}:${item.slug}`);
     if (item.scan_scope !== undefined && item.slug !== SCOPED_BUILTIN) {
       issues.push({
         path: `${path}/${i}/scan_scope`,
         message: `scan_scope applies only to '${SCOPED_BUILTIN}'`,
       });
     }
+    if (item.scan_scope !== undefined && item.apply_to === "response") {
+      issues.push({
+        path: `${path}/${i}/scan_scope`,
+        message: "scan_scope applies only to filters that read requests",
+      });
+    }
     const filter: BuiltinFilter = { slug: item.slug, action: item.action };
-    if (item.slug === SCOPED_BUILTIN) filter.scan_scope = item.scan_scope ?? "all_messages";
+    if (item.slug === SCOPED_BUILTIN && item.apply_to !== "response") {
+      filter.scan_scope = item.scan_scope ?? "all_messages";
+    }
+    if (item.apply_to !== undefined) filter.apply_to = item.apply_to;
     out.push(filter);
   });
   return out;

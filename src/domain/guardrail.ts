@@ -1,6 +1,7 @@
 import { normalizeThresholds } from "./budget-alerts.js";
 import type { Catalog, Region } from "./catalog.js";
 import {
+  type ApplyTo,
   type BuiltinFilter,
   type BuiltinFilterInput,
   builtinLabel,
@@ -62,7 +63,9 @@ export interface GuardrailBody {
   ignored_models?: string[] | null;
   ignored_providers?: string[] | null;
   content_filter_builtins?: BuiltinFilterInput[] | null;
-  content_filters?: { pattern: string; action: CustomFilter["action"]; label?: string | null }[] | null;
+  content_filters?:
+    | { pattern: string; action: CustomFilter["action"]; label?: string | null; apply_to?: ApplyTo }[]
+    | null;
   enable_free_model_publication?: boolean;
   enable_free_model_training?: boolean;
   enable_paid_model_training?: boolean;
@@ -167,11 +170,11 @@ export function applyGuardrailBody(
   if (body.content_filters !== undefined) {
     if (body.content_filters === null) next.content_filters = null;
     else {
-      next.content_filters = body.content_filters.map((f) => ({
-        pattern: f.pattern,
-        action: f.action,
-        label: f.label ?? null,
-      }));
+      next.content_filters = body.content_filters.map((f) => {
+        const filter: CustomFilter = { pattern: f.pattern, action: f.action, label: f.label ?? null };
+        if (f.apply_to !== undefined) filter.apply_to = f.apply_to;
+        return filter;
+      });
       patternProblems = checkPatterns(next.content_filters);
       for (const p of patternProblems) {
         issues.push({

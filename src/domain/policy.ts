@@ -1,6 +1,13 @@
 import type { BudgetInterval } from "./budget-window.js";
 import type { Region } from "./catalog.js";
-import type { BuiltinFilter, CustomFilter, FilterAction } from "./content-filters.js";
+import {
+  type ApplyTo,
+  appliesTo,
+  type BuiltinFilter,
+  type CustomFilter,
+  type Direction,
+  type FilterAction,
+} from "./content-filters.js";
 import type { Guardrail } from "./guardrail.js";
 
 /** Where a guardrail applying to a key comes from (docs/behaviour.md#layers). */
@@ -75,8 +82,12 @@ export interface EffectivePolicy {
   enable_free_model_publication: boolean;
   enable_free_model_training: boolean;
   enable_paid_model_training: boolean;
+  /** The filters that read requests (docs/behaviour.md#apply-to): without `apply_to`. */
   content_filter_builtins: BuiltinFilter[];
   content_filters: CustomFilter[];
+  /** The filters that read the model's answers, without `apply_to` (docs/behaviour.md#apply-to). */
+  answer_filter_builtins: BuiltinFilter[];
+  answer_filters: CustomFilter[];
   budgets: BudgetLayer[];
 }
 
@@ -111,9 +122,28 @@ function stricter(
   return diff > 0 || (diff === 0 && candidate.tie < kept.tie);
 }
 
-function combineBuiltins(lists: (BuiltinFilter[] | null)[]): BuiltinFilter[] {
+/**
+ * The filters of one direction (docs/behaviour.md#apply-to), each without its `apply_to`: a filter
+ * that reads both directions is combined in each on its own.
+ */
+function ofDirection<F extends { apply_to?: ApplyTo }>(lists: (F[] | null)[], direction: Direction): F[] {
+  const out: F[] = [];
+  for (const list of lists) {
+    for (const f of list ?? []) {
+      if (!appliesTo(f.apply_to, direction)) continue;
+      if (f.apply_to === undefined) out.push(f);
+      else {
+        const { apply_to: _, ...rest } = f;
+        out.push(rest as F);
+      }
+    }
+  }
+  return out;
+}
+
+function combineBuiltins(filters: BuiltinFilter[]): BuiltinFilter[] {
   const bySlug = new Map<string, BuiltinFilter>();
-  for (const f of lists.flatMap((l) => l ?? [])) {
+  for (const f of filters) {
     const kept = bySlug.get(f.slug);
     if (!kept) {
       bySlug.set(f.slug, { ...f });
@@ -131,9 +161,9 @@ function combineBuiltins(lists: (BuiltinFilter[] | null)[]): BuiltinFilter[] {
   return [...bySlug.values()].sort((a, b) => (a.slug < b.slug ? -1 : 1));
 }
 
-function combineCustom(lists: (CustomFilter[] | null)[]): CustomFilter[] {
+function combineCustom(filters: CustomFilter[]): CustomFilter[] {
   const byPattern = new Map<string, CustomFilter>();
-  for (const f of lists.flatMap((l) => l ?? [])) {
+  for (const f of filters) {
     const kept = byPattern.get(f.pattern);
     if (
       !kept ||
@@ -214,7 +244,7 @@ function guardrailBudgetLayers(applied: AppliedGuardrail[], hasMember: boolean):
  * Combines the guardrails that apply to a key (docs/behaviour.md#combination): allowed lists intersect (null = no
  * restriction, an empty intersection allows nothing), ignored lists unite, a ZDR flag applies if any
  * guardrail sets it, an enable_* permission holds only if every guardrail grants it, filters unite
- * with the strictest action per slug or pattern, and every budget is kept as its own layer, beside
+ * with the strictest action per slug or pattern and per direction, and every budget is kept as its own layer, beside
  * the key's own limit and its workspace's budgets (`own`). Pure and order-independent.
  */
 export function combinePolicies(
@@ -224,6 +254,8 @@ export function combinePolicies(
   own: OwnBudgets = NO_OWN_BUDGETS,
 ): EffectivePolicy {
   const gs = applied.map((a) => a.guardrail);
+  const builtins = gs.map((g) => g.content_filter_builtins);
+  const custom = gs.map((g) => g.content_filters);
   const enforce_zdr: Record<string, boolean> = {};
   for (const family of familyIds) enforce_zdr[family] = gs.some((g) => g.enforce_zdr[family] === true);
   return {
@@ -236,8 +268,10 @@ export function combinePolicies(
     enable_free_model_publication: gs.every((g) => g.enable_free_model_publication),
     enable_free_model_training: gs.every((g) => g.enable_free_model_training),
     enable_paid_model_training: gs.every((g) => g.enable_paid_model_training),
-    content_filter_builtins: combineBuiltins(gs.map((g) => g.content_filter_builtins)),
-    content_filters: combineCustom(gs.map((g) => g.content_filters)),
+    content_filter_builtins: combineBuiltins(ofDirection(builtins, "request")),
+    content_filters: combineCustom(ofDirection(custom, "request")),
+    answer_filter_builtins: combineBuiltins(ofDirection(builtins, "response")),
+    answer_filters: combineCustom(ofDirection(custom, "response")),
     budgets: budgetLayers(applied, hasMember, own),
   };
 }

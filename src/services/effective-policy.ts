@@ -158,8 +158,13 @@ export function presentPolicy(p: EffectivePolicy, familyIds: string[]): Record<s
     enable_free_model_publication: p.enable_free_model_publication,
     enable_free_model_training: p.enable_free_model_training,
     enable_paid_model_training: p.enable_paid_model_training,
-    content_filter_builtins: p.content_filter_builtins.map((f) => ({ ...f, label: builtinLabel(f.slug) })),
-    content_filters: p.content_filters,
+    // Each direction's filters, combined on their own: those reading requests as the specification
+    // has them, then those reading answers, marked `apply_to: "response"` (docs/behaviour.md#apply-to).
+    content_filter_builtins: [
+      ...p.content_filter_builtins.map((f) => ({ ...f, label: builtinLabel(f.slug) })),
+      ...p.answer_filter_builtins.map((f) => ({ ...f, label: builtinLabel(f.slug), apply_to: "response" })),
+    ],
+    content_filters: [...p.content_filters, ...p.answer_filters.map((f) => ({ ...f, apply_to: "response" }))],
   };
   for (const family of familyIds) out[`enforce_zdr_${family}`] = p.enforce_zdr[family] ?? false;
   return out;

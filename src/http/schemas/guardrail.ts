@@ -2,6 +2,7 @@ import Type, { type Static, type TEnumValue, type TSchema } from "typebox";
 import { MAX_ALERT_PERCENT, MAX_ALERT_THRESHOLDS, MIN_ALERT_PERCENT } from "../../domain/budget-alerts.js";
 import { REGIONS } from "../../domain/catalog.js";
 import {
+  APPLY_TO,
   BUILTIN_SLUGS,
   FILTER_ACTIONS,
   MAX_CUSTOM_FILTERS,
@@ -39,6 +40,11 @@ function NullableOut<T extends TSchema>(schema: T) {
 const Region = literals(REGIONS, "Ingress region: global, europe or us.");
 const Action = literals(FILTER_ACTIONS, "block refuses, redact replaces with the label, flag only records.");
 
+const ApplyToInput = literals(
+  APPLY_TO,
+  "What the filter reads: request (the default), response (the model's answers) or both.",
+);
+
 const BuiltinFilterInput = Type.Object(
   {
     slug: literals(BUILTIN_SLUGS),
@@ -49,6 +55,7 @@ const BuiltinFilterInput = Type.Object(
     scan_scope: Type.Optional(
       literals(SCAN_SCOPES, "Only for regex-prompt-injection; default all_messages."),
     ),
+    apply_to: Type.Optional(ApplyToInput),
   },
   { additionalProperties: false },
 );
@@ -63,6 +70,7 @@ const CustomFilterInput = Type.Object(
     }),
     action: Action,
     label: Type.Optional(Nullable(Type.String({ maxLength: MAX_LABEL_LENGTH }))),
+    apply_to: Type.Optional(ApplyToInput),
   },
   { additionalProperties: false },
 );
@@ -165,12 +173,18 @@ export function guardrailSchemas(familyIds: string[]) {
             action: Action,
             label: Type.String(),
             scan_scope: Type.Optional(literals(SCAN_SCOPES)),
+            apply_to: Type.Optional(literals(APPLY_TO)),
           }),
         ),
       ),
       content_filters: NullableOut(
         Type.Array(
-          Type.Object({ pattern: Type.String(), action: Action, label: NullableOut(Type.String()) }),
+          Type.Object({
+            pattern: Type.String(),
+            action: Action,
+            label: NullableOut(Type.String()),
+            apply_to: Type.Optional(literals(APPLY_TO)),
+          }),
         ),
       ),
       enable_free_model_publication: Type.Boolean(),
