@@ -8,6 +8,7 @@ import {
 import { budgetWindow, type LayerWindow } from "./budget-window.js";
 import { type Api, type Catalog, DEFAULT_API, type Endpoint, type Model, type Region } from "./catalog.js";
 import { type ChatText, textPointer } from "./chat-texts.js";
+import { appliesTo } from "./content-filters.js";
 import { type ContentFilters, type FilterHit, type ScanResult, scanTexts } from "./content-scan.js";
 import type { ErrorCode } from "./errors.js";
 import { microsToUsd } from "./money.js";
@@ -266,13 +267,17 @@ function endpointViolation(model: Model, candidates: Candidate[], api: Api): Vio
   };
 }
 
+/** The guardrails whose request filters hold the filter that matched (docs/behaviour.md#apply-to). */
 function filterGuardrails(applied: AppliedGuardrail[], hit: FilterHit): string[] {
   const f = hit.filter;
   return ids(applied, (a) =>
     f.type === "builtin"
-      ? a.guardrail.content_filter_builtins?.some((b) => b.slug === f.slug && b.action === hit.action) ===
-        true
-      : a.guardrail.content_filters?.some((c) => c.pattern === f.pattern && c.action === hit.action) === true,
+      ? a.guardrail.content_filter_builtins?.some(
+          (b) => b.slug === f.slug && b.action === hit.action && appliesTo(b.apply_to, "request"),
+        ) === true
+      : a.guardrail.content_filters?.some(
+          (c) => c.pattern === f.pattern && c.action === hit.action && appliesTo(c.apply_to, "request"),
+        ) === true,
   );
 }
 

@@ -178,4 +178,24 @@ describe("apply_to: a filter reads requests, answers or both (docs/behaviour.md#
       JSON.stringify(both.violations),
     );
   });
+
+  it("a request refused by a filter names only the guardrails whose filter reads requests (docs/behaviour.md#apply-to)", async () => {
+    const org = await server.newOrg();
+    const steps = orgSteps(server, org);
+    const ws = (await steps.api.get(`/api/v1/workspaces/${org.workspaceId}`)).body.data;
+    const key = await steps.key();
+    await steps.patchGuardrail(ws.default_guardrail_id, {
+      content_filter_builtins: [{ slug: "email", action: "block", apply_to: "response" }],
+    });
+    const reads = await steps.guardrail({ content_filter_builtins: [{ slug: "email", action: "block" }] });
+    await steps.assignKeys(reads.id, [key.hash]);
+    const res = await steps.api.post("/api/v1/guardrails/evaluate", {
+      key_hash: key.hash,
+      model: "openai/gpt-5",
+      messages: [{ role: "user", content: "mail jane@example.com" }],
+    });
+    const refusal = res.body.data.violations.find((v: { rule: string }) => v.rule === "content_filter");
+    assert.ok(refusal, JSON.stringify(res.body.data.violations));
+    assert.deepEqual(refusal.metadata.guardrail_ids, [reads.id]);
+  });
 });
