@@ -377,3 +377,162 @@ describe("answer filters read by the official clients (docs/gateway.md#answer-fi
     assert.deepEqual(tool.input, { to: "[EMAIL]", subject: "hello" });
   });
 });
+
+describe("answer filters: what is counted, what is not read, what is withheld (docs/gateway.md#answer-filters)", () => {
+  let bench: GatewayBench;
+  before(async () => {
+    bench = await startGatewayBench();
+  });
+  after(async () => {
+    await bench.close();
+  });
+
+  it("a blocked answer is counted as refused for answer_content_filter, its match as a detection of direction response; a request's series keeps its labels", async () => {
+    const { steps, key } = await orgWithKey(bench);
+    await guardKey(steps, key, {
+      content_filter_builtins: [{ slug: "email", action: "block", apply_to: "response" }],
+      content_filters: [{ pattern: "ACME-\\d{6}", action: "flag", apply_to: "both" }],
+    });
+    bench.script.next = () => ({ body: chatAnswer(SONNET) });
+    const res = await post(bench.server, "/api/v1/chat/completions", key.secret, {
+      model: SONNET,
+      messages: [{ role: "user", content: `about ${CUSTOM}` }],
+    });
+    assert.equal(res.status, 403, res.text);
+    const metrics = await (await fetch(`${bench.server.origin}/metrics`)).text();
+    assert.match(
+      metrics,
+      /guardrails_gateway_requests_total\{outcome="refused",reason="answer_content_filter",api="chat"\} 1/,
+    );
+    assert.match(
+      metrics,
+      /guardrails_content_filter_detections_total\{filter="email",action="block",direction="response"\} 2/,
+    );
+    assert.match(
+      metrics,
+      /guardrails_content_filter_detections_total\{filter="custom",action="flag",direction="response"\} 1/,
+    );
+    assert.match(metrics, /guardrails_content_filter_detections_total\{filter="custom",action="flag"\} 1/);
+    assert.equal(metrics.includes(EMAIL), false);
+  });
+
+  it("a successful answer that is not a JSON object is withheld under answer filters, and still charged (docs/gateway.md#answer-filters)", async () => {
+    const { steps, key } = await orgWithKey(bench);
+    await guardKey(steps, key, { content_filter_builtins: [response({ slug: "email", action: "redact" })] });
+    bench.script.next = () => ({ body: `not json ${EMAIL}` });
+    const res = await post(bench.server, "/api/v1/chat/completions", key.secret, {
+      model: SONNET,
+      messages: [{ role: "user", content: "hello" }],
+    });
+    assert.equal(res.status, 403, res.text);
+    assert.equal(res.body.error.metadata.reason, "answer_scan_failed");
+    assert.equal(res.body.error.metadata.charged, true);
+    assert.equal(res.text.includes(EMAIL), false);
+  });
+
+  it("embeddings answer with vectors, not text: an answer filter reads nothing there and the answer is unchanged (docs/gateway.md#answer-filters)", async () => {
+    bench.script.next = undefined;
+    const { steps, key } = await orgWithKey(bench);
+    const plain = await post(bench.server, "/api/v1/embeddings", key.secret, {
+      model: "openai/text-embedding-3-small",
+      input: "hello world",
+    });
+    await guardKey(steps, key, { content_filter_builtins: [response({ slug: "email", action: "block" })] });
+    const res = await post(bench.server, "/api/v1/embeddings", key.secret, {
+      model: "openai/text-embedding-3-small",
+      input: "hello world",
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.data, plain.body.data);
+  });
+});
+
+/** Random `a`/`b` text: what makes a counted class's DFA states explode, so RE2 scans it slowly. */
+function adversarial(length: number): string {
+  let seed = 7;
+  let out = "";
+  for (let i = 0; i < length; i++) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    out += seed & 0x100 ? "a" : "b";
+  }
+  return out;
+}
+
+describe("large answers are scanned in the scan workers, and withheld when the scan cannot finish (docs/gateway.md#answer-filters)", () => {
+  let bench: GatewayBench;
+  before(async () => {
+    // Every scan goes to a worker, under a budget far below what the costly 768 KiB scan needs and
+    // far above a short answer's (docs/gateway.md#large-scans).
+    bench = await startGatewayBench({ scan: { timeoutMs: 500, workerChars: 0, workers: 2, orgWorkers: 1 } });
+  });
+  after(async () => {
+    await bench.close();
+  });
+
+  /** Sends until the answer is not a busy or timed-out worker's (a fresh worker starts slowly on a loaded machine). */
+  async function settled(key: MadeKey) {
+    let res = await post(bench.server, "/api/v1/chat/completions", key.secret, {
+      model: SONNET,
+      messages: [{ role: "user", content: "hello" }],
+    });
+    for (
+      let tries = 1;
+      tries < 4 && (res.status === 503 || res.body?.error?.metadata?.reason === "answer_scan_failed");
+      tries++
+    )
+      res = await post(bench.server, "/api/v1/chat/completions", key.secret, {
+        model: SONNET,
+        messages: [{ role: "user", content: "hello" }],
+      });
+    return res;
+  }
+
+  it("a worker's scan redacts an answer as the event loop does, arguments' tokens included", async () => {
+    const { steps, key } = await orgWithKey(bench);
+    await guardKey(steps, key, {
+      content_filter_builtins: [response({ slug: "email", action: "redact" })],
+      content_filters: [response({ pattern: "ACME-\\d{6}", action: "redact", label: "[ACME]" })],
+    });
+    bench.script.next = () => ({ body: chatAnswer(SONNET) });
+    const res = await settled(key);
+    assert.equal(res.status, 200, res.text);
+    const { text, args } = readChat(res.body);
+    assert.equal(text, `Write to [EMAIL], pay with ${CARD}, use ${SECRET} for ref [ACME].`);
+    assert.deepEqual(args, { to: "[EMAIL]", subject: "hello" });
+  });
+
+  it("an answer whose scan outlasts its time budget is withheld (403 answer_scan_failed), and its tokens are charged", async () => {
+    const { steps, key } = await orgWithKey(bench);
+    await guardKey(steps, key, {
+      content_filters: [response({ pattern: "a\\S{298}c", action: "block" })],
+      content_filter_builtins: [
+        response({ slug: "email", action: "redact" }),
+        response({ slug: "credit-card", action: "block" }),
+        response({ slug: "secrets", action: "block" }),
+        response({ slug: "person-name", action: "flag" }),
+        response({ slug: "address", action: "flag" }),
+      ],
+    });
+    bench.script.next = () => ({ body: { ...chatAnswer(SONNET), choices: [] } });
+    const warm = await settled(key);
+    assert.equal(warm.status, 200, warm.text);
+    const before = (await call(bench.server, "GET", "/api/v1/key", { key: key.secret })).body.data
+      .usage as number;
+    const long = adversarial(768 * 1024);
+    bench.script.next = () => {
+      const answer = chatAnswer(SONNET);
+      (answer.choices[0] as { message: { content: string } }).message.content = `${long} ${EMAIL}`;
+      return { body: answer };
+    };
+    const res = await post(bench.server, "/api/v1/chat/completions", key.secret, {
+      model: SONNET,
+      messages: [{ role: "user", content: "hello" }],
+    });
+    assert.equal(res.status, 403, res.text.slice(0, 500));
+    assert.deepEqual(res.body.error.metadata, { reason: "answer_scan_failed", charged: true });
+    assert.equal(res.text.includes(EMAIL), false);
+    const afterUsage = (await call(bench.server, "GET", "/api/v1/key", { key: key.secret })).body.data
+      .usage as number;
+    assert.equal(Math.round((afterUsage - before) * 1e6), chargeOf(SONNET));
+  });
+});

@@ -37,7 +37,15 @@ export async function filterWholeAnswer(
   log: GatewayLog,
   note: (detections: AnswerDetections) => void,
 ): Promise<WholeAnswer> {
-  const read = answerTexts(shape, answer.parsed);
+  const parsed = answer.parsed;
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    // A successful answer the readers cannot parse could carry anything: it is withheld, never sent
+    // unread (docs/gateway.md#answer-filters). An empty one carries nothing.
+    if (answer.text.trim() === "") return answer;
+    gw.metrics.requests.inc({ outcome: "refused", reason: "answer_scan_failed", api });
+    throw answerUnscanned();
+  }
+  const read = answerTexts(shape, parsed);
   if (read.texts.length === 0) return answer;
   const { policy, applied, key } = keyPolicy;
   let result: ScanResult;
