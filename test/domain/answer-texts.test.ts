@@ -11,7 +11,7 @@ import { DETECTORS } from "../../src/domain/detectors/index.js";
 
 const EMAIL = "jane.roe@example.com";
 const filters = compileFilters(
-  { content_filter_builtins: [{ slug: "email", action: "redact", label: "[EMAIL]" }], content_filters: [] },
+  { content_filter_builtins: [{ slug: "email", action: "redact" }], content_filters: [] },
   DETECTORS,
 );
 
