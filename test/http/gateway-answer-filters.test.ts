@@ -416,6 +416,35 @@ describe("answer filters: what is counted, what is not read, what is withheld (d
     assert.equal(metrics.includes(EMAIL), false);
   });
 
+  it("the app's route filters answers as the direct path does: the same redacted answer, the same refusal (CONTRIBUTING.md#why-the-direct-path-stays)", async () => {
+    const { steps, key } = await orgWithKey(bench);
+    await guardKey(steps, key, { content_filter_builtins: [response({ slug: "email", action: "redact" })] });
+    const blocking = await orgWithKey(bench);
+    await guardKey(blocking.steps, blocking.key, {
+      content_filter_builtins: [response({ slug: "email", action: "block" })],
+    });
+    bench.script.next = () => ({ body: chatAnswer(SONNET) });
+    const body = { model: SONNET, messages: [{ role: "user", content: "write the mail" }] };
+    // Only the app reads a vendor JSON type; application/json is taken by the direct path.
+    const viaApp = (k: MadeKey) =>
+      post(
+        bench.server,
+        "/api/v1/chat/completions",
+        k.secret,
+        body,
+        undefined,
+        "application/vnd.example+json",
+      );
+    const direct = (k: MadeKey) => post(bench.server, "/api/v1/chat/completions", k.secret, body);
+    const [app, own] = [await viaApp(key), await direct(key)];
+    assert.equal(app.status, 200, app.text);
+    assert.equal(app.text.includes(EMAIL), false);
+    assert.equal(app.text, own.text);
+    const [appRefused, ownRefused] = [await viaApp(blocking.key), await direct(blocking.key)];
+    assert.equal(appRefused.status, 403, appRefused.text);
+    assert.deepEqual(appRefused.body, ownRefused.body);
+  });
+
   it("a successful answer that is not a JSON object is withheld under answer filters, and still charged (docs/gateway.md#answer-filters)", async () => {
     const { steps, key } = await orgWithKey(bench);
     await guardKey(steps, key, { content_filter_builtins: [response({ slug: "email", action: "redact" })] });
