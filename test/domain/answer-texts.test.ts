@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import fc from "fast-check";
+import "../helpers/property-seed.js";
 import { type AnswerShape, answerTexts, writeAnswer } from "../../src/domain/answer-texts.js";
 import { compileFilters, scanTexts } from "../../src/domain/content-scan.js";
 import { DETECTORS } from "../../src/domain/detectors/index.js";
@@ -151,5 +153,46 @@ describe("answer texts (docs/gateway.md#answer-filters)", () => {
     );
     assert.equal(answerTexts("messages", "text").texts.length, 0);
     assert.equal(answerTexts("responses", null).texts.length, 0);
+  });
+
+  it("property: arguments of any JSON shape with e-mails in their strings stay valid JSON, keep their shape and lose every e-mail; without one they are left as they are", () => {
+    const word = fc.stringMatching(/^[a-z ]{0,8}$/);
+    const leaf = fc.oneof(
+      word,
+      word.map((w) => `${w} ${EMAIL} ${w}`),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+    );
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: "small" }, leaf, tie("array"), tie("object")),
+      array: fc.array(tie("node"), { maxLength: 4 }),
+      object: fc.dictionary(fc.stringMatching(/^[a-z]{1,6}$/), tie("node"), { maxKeys: 4 }),
+    })).object;
+    fc.assert(
+      fc.property(value, fc.boolean(), (args, object) => {
+        const answer = object
+          ? { content: [{ type: "tool_use", id: "toolu_1", name: "f", input: args }] }
+          : { choices: [{ message: { tool_calls: [{ function: { arguments: JSON.stringify(args) } }] } }] };
+        const shape = object ? "messages" : "chat";
+        const read = answerTexts(shape, answer);
+        const result = scanTexts(filters, read.texts);
+        const source = JSON.stringify(args);
+        if (!source.includes(EMAIL)) {
+          assert.equal(result.replacements.length, 0);
+          return;
+        }
+        const out = writeAnswer(JSON.stringify(answer), read, result.replacements).parsed as typeof answer;
+        const written = object
+          ? (out as { content: { input: unknown }[] }).content[0]?.input
+          : JSON.parse(
+              (out as { choices: { message: { tool_calls: { function: { arguments: string } }[] } }[] })
+                .choices[0]?.message.tool_calls[0]?.function.arguments as string,
+            );
+        assert.equal(JSON.stringify(written).includes(EMAIL), false);
+        // The same shape: only the strings that held an address changed, each to its label.
+        assert.equal(JSON.stringify(written), source.replaceAll(EMAIL, "[EMAIL]"));
+      }),
+    );
   });
 });
