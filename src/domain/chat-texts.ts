@@ -572,7 +572,7 @@ function encodeDataUrl(url: DataUrl, text: string): string {
 /* JSON text (tool-call arguments, JSON data: URLs). */
 
 /** One string or number token of a JSON text. */
-interface JsonToken {
+export interface JsonToken {
   start: number;
   end: number;
   /** The string's value, or the number as written. */
@@ -590,7 +590,7 @@ function isSpace(c: number): boolean {
  * replacement is written back as a whole JSON string, so the text stays valid JSON. Numbers are
  * scanned too: a card or account number is often written as one.
  */
-function jsonTokens(src: string): JsonToken[] | null {
+export function jsonTokens(src: string): JsonToken[] | null {
   try {
     JSON.parse(src);
   } catch {

@@ -1,10 +1,13 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
+import { answerShapeOf } from "../domain/answer-texts.js";
 import { DEFAULT_OUTPUT_ALLOWANCE } from "../domain/budget-admission.js";
 import type { Api, Model, Region } from "../domain/catalog.js";
 import { budgetViolation, type Decision } from "../domain/decision.js";
 import { AppError } from "../domain/errors.js";
 import { resolveKeyPolicy } from "../services/effective-policy.js";
+import { answerFiltersOf } from "./answers/policy.js";
+import { filterWholeAnswer, type WholeAnswer } from "./answers/whole.js";
 import { Attempt, type GatewayLog } from "./attempt.js";
 import { forwardedText } from "./forward-body.js";
 import { type GatewayDeps, outputCap, prepareRequest } from "./prepare.js";
@@ -158,11 +161,12 @@ export async function completeGoverned<Body extends object>(
   }
   // The decision and what the filters found (which filter, how often), never the text: for the
   // request's log line.
-  noteDecision({
+  const noted: Record<string, unknown> = {
     decision: decision.allowed ? "allow" : (decision.violations[0]?.rule ?? "refuse"),
     model: decision.model?.canonical_slug,
     detections: decision.scan.hits.map((h) => ({ filter: h.filter, action: h.action, count: h.count })),
-  });
+  };
+  noteDecision(noted);
   if (!decision.allowed) refuse(gw, surface.api, decision);
   const model = decision.model as Model;
   const attempt = new Attempt(gw, keyPolicy, model, prepared, requestId, log);
@@ -255,11 +259,20 @@ export async function completeGoverned<Body extends object>(
   }
   const usage = translation ? translation.usageOf(parsed) : surface.usageOf(parsed);
   await attempt.settle(attempt.usage(usage, Buffer.byteLength(text)));
+  let answer: WholeAnswer = { text, parsed };
+  // Read as the upstream sent it, before it is completed or translated (docs/gateway.md#answer-filters);
+  // under a policy with no answer filter nothing is read, and the answer goes on as before.
+  const answerFilters = reply.status < 300 ? answerFiltersOf(keyPolicy.policy, gw.detectors) : null;
+  const shape = answerFilters ? answerShapeOf(translation ? "chat" : surface.api) : null;
+  if (answerFilters && shape)
+    answer = await filterWholeAnswer(gw, keyPolicy, answerFilters, shape, surface.api, answer, log, (found) =>
+      noteDecision({ ...noted, answer_detections: found }),
+    );
   gw.metrics.requests.inc({ outcome: "forwarded", reason: "", api: surface.api });
-  let payload = text;
+  let payload = answer.text;
   if (reply.status < 300)
     payload = translation
-      ? translation.answer(text, parsed, capped, defaults)
-      : surface.completeAnswer(text, parsed, defaults);
+      ? translation.answer(answer.text, answer.parsed, capped, defaults)
+      : surface.completeAnswer(answer.text, answer.parsed, defaults);
   return { kind: "json", status: reply.status, contentType: reply.contentType, payload, headers };
 }

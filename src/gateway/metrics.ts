@@ -33,8 +33,10 @@ export class GatewayMetrics {
   });
   readonly detections = new Counter({
     name: "guardrails_content_filter_detections_total",
-    help: "Content filter matches by filter (builtin slug, or 'custom') and action.",
-    labelNames: ["filter", "action"] as const,
+    // `direction` is set only on answers' matches ("response"), so a request's series keeps the
+    // labels it always had (docs/gateway.md#answer-filters).
+    help: "Content filter matches by filter (builtin slug, or 'custom'), action and, for answers, direction.",
+    labelNames: ["filter", "action", "direction"] as const,
     registers: [this.registry],
   });
   readonly spendMicros = new Counter({
