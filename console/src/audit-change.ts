@@ -74,14 +74,25 @@ export function valueText(key: string, value: unknown): string {
     return value.length === 0 ? "none" : value.map((v) => valueText(key, v)).join(", ");
   if (isRecord(value)) {
     if (typeof value.slug === "string" && typeof value.action === "string")
-      return `${value.slug}: ${value.action}${value.scan_scope ? ` (${String(value.scan_scope).replace("_", " ")})` : ""}`;
+      return `${value.slug}: ${value.action}${value.scan_scope ? ` (${String(value.scan_scope).replace("_", " ")})` : ""}${readsText(value.apply_to)}`;
     if (typeof value.pattern === "string" && typeof value.action === "string")
-      return `/${value.pattern}/: ${value.action}${value.label ? ` as ${value.label}` : ""}`;
+      return `/${value.pattern}/: ${value.action}${value.label ? ` as ${value.label}` : ""}${readsText(value.apply_to)}`;
     return Object.entries(value)
       .map(([k, v]) => `${labelOf(k).toLowerCase()} ${valueText(k, v)}`)
       .join("; ");
   }
   return String(value);
+}
+
+/**
+ * What a filter reads, when the entry records it (docs/behaviour.md#apply-to): said even for
+ * `request`, since the entry shows what was stored, and nothing when it was not sent.
+ */
+function readsText(applyTo: unknown): string {
+  if (applyTo === "request") return " on requests";
+  if (applyTo === "response") return " on answers";
+  if (applyTo === "both") return " on requests and answers";
+  return applyTo === undefined ? "" : ` (reads ${String(applyTo)})`;
 }
 
 /** A value a create or delete sets to nothing in particular: not worth a line of its own. */
