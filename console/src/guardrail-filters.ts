@@ -31,13 +31,14 @@ export interface FiltersDraft {
 /** Only this builtin has a choice of the messages it scans (docs/behaviour.md#scan-scope). */
 const SCOPED = "regex-prompt-injection";
 
-/** Which directions a filter reads, in words: "" for requests only, what a filter always read. */
-export function readsText(applyTo: ApplyTo | undefined): string {
-  return applyTo === "response" ? "answers" : applyTo === "both" ? "requests and answers" : "";
+/** What a filter reads, in words; "" without `apply_to`, so a filter that never set it reads as before. */
+export function readsText(applyTo: unknown): string {
+  if (applyTo === undefined) return "";
+  return applyTo === "response" ? "answers" : applyTo === "both" ? "requests and answers" : "requests";
 }
 
-/** A filter's action, with the answers it reads when it reads them. */
-export function doesText(f: { action: Action; apply_to?: ApplyTo }): string {
+/** A filter's action, with what it reads when its `apply_to` says (`block on answers`). */
+export function doesText(f: { action: string; apply_to?: unknown }): string {
   const reads = readsText(f.apply_to);
   return reads ? `${f.action} on ${reads}` : f.action;
 }

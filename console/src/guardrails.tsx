@@ -18,6 +18,7 @@ import {
   type FiltersDraft,
   filterItems,
   filtersDraftOf,
+  readsText,
 } from "./guardrail-filters.js";
 import type { Placed } from "./guardrail-issues.js";
 import { go } from "./route.js";
@@ -46,12 +47,8 @@ const BUILTINS = [
 const ACTIONS: Action[] = ["block", "redact", "flag"];
 /** The directions a builtin's two selects stand for (docs/behaviour.md#console-apply-to). */
 const DIRECTIONS = ["request", "response"] as const;
-/** What a custom pattern reads, in the words its select shows (docs/behaviour.md#apply-to). */
-const READS: [ApplyTo, string][] = [
-  ["request", "requests"],
-  ["response", "answers"],
-  ["both", "requests and answers"],
-];
+/** What a custom pattern may read (docs/behaviour.md#apply-to). */
+const READS: ApplyTo[] = ["request", "response", "both"];
 const PERMISSIONS = [
   ["enable_free_model_training", "Free models may train on prompts"],
   ["enable_paid_model_training", "Paid models may train on prompts"],
@@ -499,9 +496,6 @@ export function GuardrailForm({
           {...invalidProps("content_filter_builtins", fields.content_filter_builtins)}
         >
           <legend>Builtin filters</legend>
-          <p class="hint">
-            Each filter can act on requests and on the model's answers, each with its own action.
-          </p>
           {/* Column heads for the eye; each select has its own label for a screen reader. */}
           <div class="row builtin-head" aria-hidden="true">
             <span>Filter</span>
@@ -517,7 +511,7 @@ export function GuardrailForm({
                 return (
                   <Fragment key={direction}>
                     <label class="sr-only" for={control}>
-                      {slug} on {direction === "request" ? "requests" : "answers"}
+                      {slug} on {readsText(direction)}
                     </label>
                     <select
                       id={control}
@@ -602,9 +596,9 @@ export function GuardrailForm({
                 onChange={(e) => setCustom(i, { apply_to: e.currentTarget.value as ApplyTo })}
                 {...invalidProps(`pattern-apply-to-${i}`, fields[`pattern-apply-to-${i}`])}
               >
-                {READS.map(([value, words]) => (
+                {READS.map((value) => (
                   <option value={value} key={value}>
-                    {words}
+                    {readsText(value)}
                   </option>
                 ))}
               </select>

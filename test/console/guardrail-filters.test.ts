@@ -178,9 +178,9 @@ describe("the guardrail form's filters read and send apply_to (docs/behaviour.md
     assert.ok(answerFilters > 20, `${answerFilters} drafts with an answer filter`);
   });
 
-  it("says what a filter reads beside its action, only when it reads answers", () => {
+  it("says what a filter reads beside its action whenever apply_to is set, and nothing more without it (docs/behaviour.md#console-apply-to)", () => {
     assert.equal(doesText({ action: "redact" }), "redact");
-    assert.equal(doesText({ action: "redact", apply_to: "request" }), "redact");
+    assert.equal(doesText({ action: "redact", apply_to: "request" }), "redact on requests");
     assert.equal(doesText({ action: "block", apply_to: "response" }), "block on answers");
     assert.equal(doesText({ action: "flag", apply_to: "both" }), "flag on requests and answers");
   });
