@@ -503,7 +503,7 @@ export function GuardrailForm({
             <span>On answers</span>
           </div>
           {BUILTINS.map((slug) => (
-            <div class="row" key={slug}>
+            <div class="row builtin" key={slug}>
               <span class="builtin-slug">{slug}</span>
               {DIRECTIONS.map((direction) => {
                 const b = draft.builtins[slug] ?? { request: "", response: "" };

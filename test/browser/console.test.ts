@@ -679,6 +679,13 @@ describe("the admin console in Chromium (README.md#admin-console)", {
         ),
         ["redact", "block", "flag", "flag", "", "redact", "response"],
       );
+      // Two selects per builtin, the longest name among them, still fit a phone's width.
+      await tab.setViewport(PHONE);
+      assert.ok(
+        await tab.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+        "the form scrolls sideways at phone width",
+      );
+      await tab.setViewport(DESKTOP);
       await tab.select("#builtin-phone-response", "block");
       await tab.click("::-p-xpath(//button[normalize-space(.)='Save'])");
       await tab.waitForSelector("::-p-xpath(//td/a[.='answers'])", WAIT);
