@@ -93,17 +93,22 @@ export interface Page<T> {
 
 export type Action = "block" | "redact" | "flag";
 
+/** What a filter reads (docs/behaviour.md#apply-to); absent means the request. */
+export type ApplyTo = "request" | "response" | "both";
+
 export interface BuiltinFilter {
   slug: string;
   action: Action;
   label?: string;
   scan_scope?: "user_only" | "all_messages";
+  apply_to?: ApplyTo;
 }
 
 export interface CustomFilter {
   pattern: string;
   action: Action;
   label?: string | null;
+  apply_to?: ApplyTo;
 }
 
 export type Region = "global" | "europe" | "us";

@@ -3,6 +3,7 @@
  * each with a plain label and its two values in words (docs/behaviour.md#console-audit-entries).
  * No DOM here: test/console/audit-change.test.ts imports this file as it is.
  */
+import { readsText } from "./guardrail-filters.js";
 
 export interface FieldChange {
   key: string;
@@ -73,10 +74,12 @@ export function valueText(key: string, value: unknown): string {
   if (Array.isArray(value))
     return value.length === 0 ? "none" : value.map((v) => valueText(key, v)).join(", ");
   if (isRecord(value)) {
+    // What a filter reads is said when the entry holds it (docs/behaviour.md#apply-to).
+    const reads = readsText(value.apply_to) && ` on ${readsText(value.apply_to)}`;
     if (typeof value.slug === "string" && typeof value.action === "string")
-      return `${value.slug}: ${value.action}${value.scan_scope ? ` (${String(value.scan_scope).replace("_", " ")})` : ""}`;
+      return `${value.slug}: ${value.action}${value.scan_scope ? ` (${String(value.scan_scope).replace("_", " ")})` : ""}${reads}`;
     if (typeof value.pattern === "string" && typeof value.action === "string")
-      return `/${value.pattern}/: ${value.action}${value.label ? ` as ${value.label}` : ""}`;
+      return `/${value.pattern}/: ${value.action}${value.label ? ` as ${value.label}` : ""}${reads}`;
     return Object.entries(value)
       .map(([k, v]) => `${labelOf(k).toLowerCase()} ${valueText(k, v)}`)
       .join("; ");

@@ -77,6 +77,9 @@ function patternSentence(message: string): string | undefined {
   return undefined;
 }
 
+/** A filter's `apply_to` the service does not know (docs/behaviour.md#apply-to). */
+const readsSentence = (what: string) => `${what} reads requests, answers, or both: choose one of them.`;
+
 function catalogSentence(message: string): string | undefined {
   const model = /^unknown model '(.*)'$/.exec(message);
   if (model) return `The catalog has no model “${model[1]}”: pick models from the list.`;
@@ -181,12 +184,22 @@ const RULES: Rule[] = [
     label: (i) => `Builtin filter ${i + 1}`,
   },
   {
+    shape: ["content_filter_builtins", "#", "apply_to"],
+    field: same("content_filter_builtins"),
+    label: (i) => `Builtin filter ${i + 1}`,
+    say: (m, i) => (/^must be one of/.test(m) ? readsSentence(`Builtin filter ${i + 1}`) : undefined),
+  },
+  {
     shape: ["content_filter_builtins", "#", "*"],
     field: same("content_filter_builtins"),
     label: (i) => `Builtin filter ${i + 1}`,
     say: (m) => {
-      const twice = /^builtin filter '(.*)' appears more than once$/.exec(m);
-      if (twice) return `The ${twice[1]} filter is chosen more than once.`;
+      // Once per direction (docs/behaviour.md#apply-to): the service names the direction taken twice.
+      const twice = /^builtin filter '(.*)' appears more than once(?: for the (request|response))?$/.exec(m);
+      if (twice)
+        return `The ${twice[1]} filter is chosen more than once${twice[2] ? ` for ${twice[2] === "request" ? "requests" : "answers"}` : ""}.`;
+      if (/^scan_scope applies only to filters that read requests/.test(m))
+        return "The choice of messages scanned applies only to a filter on requests.";
       if (/^scan_scope applies only to/.test(m))
         return "Only the prompt-injection filter has a choice of messages scanned.";
       return undefined;
@@ -209,6 +222,12 @@ const RULES: Rule[] = [
     shape: ["content_filters", "#", "label"],
     field: (i) => `pattern-label-${i}`,
     label: (i) => `The replacement label of pattern ${i + 1}`,
+  },
+  {
+    shape: ["content_filters", "#", "apply_to"],
+    field: (i) => `pattern-apply-to-${i}`,
+    label: (i) => `What pattern ${i + 1} reads`,
+    say: (m, i) => (/^must be one of/.test(m) ? readsSentence(`Pattern ${i + 1}`) : undefined),
   },
   { shape: ["content_filters", "#", "*"], field: same("content_filters"), label: (i) => `Pattern ${i + 1}` },
 ];

@@ -1,9 +1,10 @@
+import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import {
   type Action,
   ApiFailure,
+  type ApplyTo,
   api,
-  type BuiltinFilter,
   describe,
   type Guardrail,
   type Model,
@@ -11,6 +12,14 @@ import {
   REGIONS,
   usd,
 } from "./api.js";
+import {
+  type CustomDraft,
+  doesText,
+  type FiltersDraft,
+  filterItems,
+  filtersDraftOf,
+  readsText,
+} from "./guardrail-filters.js";
 import type { Placed } from "./guardrail-issues.js";
 import { go } from "./route.js";
 import {
@@ -36,6 +45,10 @@ const BUILTINS = [
   "regex-prompt-injection",
 ];
 const ACTIONS: Action[] = ["block", "redact", "flag"];
+/** The directions a builtin's two selects stand for (docs/behaviour.md#console-apply-to). */
+const DIRECTIONS = ["request", "response"] as const;
+/** What a custom pattern may read (docs/behaviour.md#apply-to). */
+const READS: ApplyTo[] = ["request", "response", "both"];
 const PERMISSIONS = [
   ["enable_free_model_training", "Free models may train on prompts"],
   ["enable_paid_model_training", "Paid models may train on prompts"],
@@ -47,8 +60,8 @@ type Permission = (typeof PERMISSIONS)[number][0];
 export function filtersText(g: Guardrail): string {
   return (
     [
-      ...(g.content_filter_builtins ?? []).map((f) => `${f.slug} (${f.action})`),
-      ...(g.content_filters ?? []).map((f) => `/${f.pattern}/ (${f.action})`),
+      ...(g.content_filter_builtins ?? []).map((f) => `${f.slug} (${doesText(f)})`),
+      ...(g.content_filters ?? []).map((f) => `/${f.pattern}/ (${doesText(f)})`),
     ].join(", ") || "none"
   );
 }
@@ -95,13 +108,7 @@ export function GuardrailList() {
   );
 }
 
-interface CustomDraft {
-  pattern: string;
-  action: Action;
-  label: string;
-}
-
-interface Draft {
+interface Draft extends FiltersDraft {
   name: string;
   description: string;
   regions: string[];
@@ -111,9 +118,6 @@ interface Draft {
   ignored_providers: string[];
   zdr: Record<string, boolean>;
   permissions: Record<Permission, boolean>;
-  builtins: Record<string, Action | "">;
-  injection_scope: "user_only" | "all_messages";
-  custom: CustomDraft[];
   limit_usd: string;
   reset_interval: string;
   alert_thresholds: string;
@@ -170,12 +174,6 @@ const EMPTY: Draft = {
 };
 
 function draftOf(g: Guardrail): Draft {
-  const builtins: Draft["builtins"] = {};
-  let scope: Draft["injection_scope"] = "all_messages";
-  for (const f of g.content_filter_builtins ?? []) {
-    builtins[f.slug] = f.action;
-    if (f.scan_scope) scope = f.scan_scope;
-  }
   const zdr: Record<string, boolean> = {};
   for (const [k, v] of Object.entries(g))
     if (k.startsWith("enforce_zdr_") && typeof v === "boolean") zdr[k.slice("enforce_zdr_".length)] = v;
@@ -194,13 +192,7 @@ function draftOf(g: Guardrail): Draft {
       enable_free_model_publication: g.enable_free_model_publication,
       include_byok_in_budgets: g.include_byok_in_budgets,
     },
-    builtins,
-    injection_scope: scope,
-    custom: (g.content_filters ?? []).map((f) => ({
-      pattern: f.pattern,
-      action: f.action,
-      label: f.label ?? "",
-    })),
+    ...filtersDraftOf(g.content_filter_builtins, g.content_filters),
     limit_usd: g.limit_usd === null ? "" : String(g.limit_usd),
     reset_interval: g.reset_interval ?? "",
     alert_thresholds: (g.alert_thresholds ?? []).join(", "),
@@ -243,13 +235,7 @@ const listOrNull = <T,>(list: T[]) => (list.length > 0 ? list : null);
  * typed so that the API, not the page, judges them and its errors show beside their fields.
  */
 function bodyOf(d: Draft, withName: boolean): Record<string, unknown> {
-  const builtins = Object.entries(d.builtins)
-    .filter(([, action]) => action !== "")
-    .map(([slug, action]) => {
-      const filter: BuiltinFilter = { slug, action: action as Action };
-      if (slug === "regex-prompt-injection") filter.scan_scope = d.injection_scope;
-      return filter;
-    });
+  const filters = filterItems(d);
   const thresholds = d.alert_thresholds
     .split(",")
     .map((t) => t.trim())
@@ -263,10 +249,8 @@ function bodyOf(d: Draft, withName: boolean): Record<string, unknown> {
     ignored_models: listOrNull(d.ignored_models),
     ignored_providers: listOrNull(d.ignored_providers),
     ...d.permissions,
-    content_filter_builtins: listOrNull(builtins),
-    content_filters: listOrNull(
-      d.custom.map((c) => ({ pattern: c.pattern, action: c.action, label: c.label.trim() || null })),
-    ),
+    content_filter_builtins: listOrNull(filters.builtins),
+    content_filters: listOrNull(filters.custom),
     limit_usd: d.limit_usd.trim() === "" ? null : Number(d.limit_usd),
     reset_interval: d.reset_interval || null,
     alert_thresholds: listOrNull(thresholds),
@@ -512,26 +496,48 @@ export function GuardrailForm({
           {...invalidProps("content_filter_builtins", fields.content_filter_builtins)}
         >
           <legend>Builtin filters</legend>
+          {/* Column heads for the eye; each select has its own label for a screen reader. */}
+          <div class="row builtin-head" aria-hidden="true">
+            <span>Filter</span>
+            <span>On requests</span>
+            <span>On answers</span>
+          </div>
           {BUILTINS.map((slug) => (
-            <div class="row" key={slug}>
-              <label for={`builtin-${slug}`}>{slug}</label>
-              <select
-                id={`builtin-${slug}`}
-                value={draft.builtins[slug] ?? ""}
-                onChange={(e) =>
-                  set({ builtins: { ...draft.builtins, [slug]: e.currentTarget.value as Action | "" } })
-                }
-              >
-                <option value="">off</option>
-                {ACTIONS.map((a) => (
-                  <option value={a} key={a}>
-                    {a}
-                  </option>
-                ))}
-              </select>
+            <div class="row builtin" key={slug}>
+              <span class="builtin-slug">{slug}</span>
+              {DIRECTIONS.map((direction) => {
+                const b = draft.builtins[slug] ?? { request: "", response: "" };
+                const control = direction === "request" ? `builtin-${slug}` : `builtin-${slug}-response`;
+                return (
+                  <Fragment key={direction}>
+                    <label class="sr-only" for={control}>
+                      {slug} on {readsText(direction)}
+                    </label>
+                    <select
+                      id={control}
+                      value={b[direction]}
+                      onChange={(e) =>
+                        set({
+                          builtins: {
+                            ...draft.builtins,
+                            [slug]: { ...b, [direction]: e.currentTarget.value as Action | "" },
+                          },
+                        })
+                      }
+                    >
+                      <option value="">off</option>
+                      {ACTIONS.map((a) => (
+                        <option value={a} key={a}>
+                          {a}
+                        </option>
+                      ))}
+                    </select>
+                  </Fragment>
+                );
+              })}
             </div>
           ))}
-          {draft.builtins["regex-prompt-injection"] && (
+          {draft.builtins["regex-prompt-injection"]?.request && (
             <div class="row">
               <label for="injection-scope">Prompt injection: messages scanned</label>
               <select
@@ -583,6 +589,20 @@ export function GuardrailForm({
                 {...invalidProps(`pattern-label-${i}`, fields[`pattern-label-${i}`])}
               />
               <FieldErrors id={`pattern-label-${i}`} messages={fields[`pattern-label-${i}`]} />
+              <label for={`pattern-apply-to-${i}`}>Reads</label>
+              <select
+                id={`pattern-apply-to-${i}`}
+                value={c.apply_to}
+                onChange={(e) => setCustom(i, { apply_to: e.currentTarget.value as ApplyTo })}
+                {...invalidProps(`pattern-apply-to-${i}`, fields[`pattern-apply-to-${i}`])}
+              >
+                {READS.map((value) => (
+                  <option value={value} key={value}>
+                    {readsText(value)}
+                  </option>
+                ))}
+              </select>
+              <FieldErrors id={`pattern-apply-to-${i}`} messages={fields[`pattern-apply-to-${i}`]} />
               <button
                 type="button"
                 class="danger"
@@ -594,7 +614,11 @@ export function GuardrailForm({
           ))}
           <button
             type="button"
-            onClick={() => set({ custom: [...draft.custom, { pattern: "", action: "redact", label: "" }] })}
+            onClick={() =>
+              set({
+                custom: [...draft.custom, { pattern: "", action: "redact", label: "", apply_to: "request" }],
+              })
+            }
           >
             Add pattern
           </button>

@@ -306,14 +306,10 @@ async function guardrails(sub: string | undefined, args: string[], out: Out): Pr
     ...g,
     workspace: workspaces.get(g.workspace_id as string) ?? g.workspace_id,
     budget: g.limit_usd === null ? null : `$${g.limit_usd} ${g.reset_interval ?? "total"}`,
-    filters: [
-      ...(((g.content_filter_builtins as { slug: string; action: string }[] | null) ?? []).map(
-        (f) => `${f.slug}:${f.action}`,
-      ) as string[]),
-      ...(((g.content_filters as unknown[] | null) ?? []).length > 0
-        ? [`${(g.content_filters as unknown[]).length} custom`]
-        : []),
-    ],
+    filters: filtersSummary(
+      g.content_filter_builtins as FilterSummaryItem[] | null,
+      g.content_filters as FilterSummaryItem[] | null,
+    ),
   }));
   out.stdout(
     table(rows, [
@@ -325,6 +321,34 @@ async function guardrails(sub: string | undefined, args: string[], out: Out): Pr
       { key: "filters", title: "FILTERS" },
     ]),
   );
+}
+
+interface FilterSummaryItem {
+  slug?: string;
+  action: string;
+  apply_to?: string;
+}
+
+/** Said after a filter that reads answers (docs/behaviour.md#apply-to); nothing for requests only. */
+const READS: Record<string, string> = { response: " (answers)", both: " (requests and answers)" };
+
+/**
+ * A guardrail's filters in a table cell: each builtin as `slug:action`, marked when it reads answers
+ * (`email:block (answers)`), and the custom patterns counted per direction.
+ */
+function filtersSummary(
+  builtins: readonly FilterSummaryItem[] | null,
+  custom: readonly FilterSummaryItem[] | null,
+): string[] {
+  const counts = new Map<string, number>();
+  for (const f of custom ?? []) {
+    const reads = READS[f.apply_to ?? ""] ?? "";
+    counts.set(reads, (counts.get(reads) ?? 0) + 1);
+  }
+  return [
+    ...(builtins ?? []).map((f) => `${f.slug}:${f.action}${READS[f.apply_to ?? ""] ?? ""}`),
+    ...[...counts].map(([reads, n]) => `${n} custom${reads}`),
+  ];
 }
 
 async function workspaces(sub: string | undefined, args: string[], out: Out): Promise<void> {

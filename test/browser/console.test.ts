@@ -599,6 +599,108 @@ describe("the admin console in Chromium (README.md#admin-console)", {
     }
   });
 
+  it("creates a guardrail whose filters read the model's answers through the form, sees apply_to stored through the API, and keeps it when the guardrail is edited (docs/behaviour.md#console-apply-to)", async () => {
+    const admin = await bench.server.newOrg();
+    // A context of its own: its session and its organization are this test's alone.
+    const context = await browser.createBrowserContext();
+    try {
+      const tab = await context.newPage();
+      tab.setDefaultTimeout(WAIT.timeout);
+      await tab.setViewport(DESKTOP);
+      const idle = () => tab.waitForNetworkIdle({ idleTime: 250, timeout: WAIT.timeout });
+      const value = (selector: string) => tab.$eval(selector, (el) => (el as HTMLSelectElement).value);
+      await tab.goto(`${bench.server.origin}/#/guardrails/new`);
+      await tab.waitForSelector("#management-key", WAIT);
+      await tab.type("#management-key", admin.key);
+      await tab.click("button[type=submit]");
+      await tab.waitForSelector("#builtin-email-response", WAIT);
+      await idle();
+      // Each builtin's two selects are named for a screen reader by what they act on.
+      assert.equal(
+        await tab.$eval("label[for='builtin-email-response']", (el) => el.textContent),
+        "email on answers",
+      );
+      await tab.type("#name", "answers");
+      await tab.select("#builtin-email", "redact");
+      await tab.select("#builtin-email-response", "block");
+      await tab.select("#builtin-ssn", "flag");
+      await tab.select("#builtin-ssn-response", "flag");
+      await tab.select("#builtin-secrets-response", "redact");
+      await tab.click("::-p-xpath(//button[normalize-space(.)='Add pattern'])");
+      await tab.waitForSelector("#pattern-apply-to-0", WAIT);
+      assert.equal(await value("#pattern-apply-to-0"), "request");
+      await tab.type("#pattern-0", "ticket-[0-9]+");
+      await tab.select("#pattern-apply-to-0", "response");
+      await tab.click("::-p-xpath(//button[normalize-space(.)='Save'])");
+      await tab.waitForSelector("::-p-xpath(//td/a[.='answers'])", WAIT);
+      assert.match(
+        await tab.$eval("tbody", (el) => el.textContent ?? ""),
+        /email \(redact\), email \(block on answers\), ssn \(flag on requests and answers\), secrets \(redact on answers\), \/ticket-\[0-9\]\+\/ \(redact on answers\)/,
+      );
+
+      const read = async () => {
+        const listed = await call(bench.server, "GET", "/api/v1/guardrails", { key: admin.key });
+        assert.equal(listed.status, 200);
+        const g = listed.body.data.find((x: { name: string }) => x.name === "answers");
+        assert.ok(g, "the guardrail is stored");
+        return {
+          id: g.id as string,
+          builtins: (g.content_filter_builtins as { label?: string }[]).map(({ label: _, ...f }) => f),
+          custom: g.content_filters,
+        };
+      };
+      const created = await read();
+      const expected = [
+        { slug: "email", action: "redact" },
+        { slug: "email", action: "block", apply_to: "response" },
+        { slug: "ssn", action: "flag", apply_to: "both" },
+        { slug: "secrets", action: "redact", apply_to: "response" },
+      ];
+      assert.deepEqual(created.builtins, expected);
+      assert.deepEqual(created.custom, [
+        { pattern: "ticket-[0-9]+", action: "redact", label: null, apply_to: "response" },
+      ]);
+
+      // The form reads every direction back; one more answer filter is added and the rest is kept.
+      await tab.goto(`${bench.server.origin}/#/guardrails/${created.id}`);
+      await tab.waitForSelector("#builtin-email-response", WAIT);
+      await idle();
+      assert.deepEqual(
+        await Promise.all(
+          [
+            "#builtin-email",
+            "#builtin-email-response",
+            "#builtin-ssn",
+            "#builtin-ssn-response",
+            "#builtin-secrets",
+            "#builtin-secrets-response",
+            "#pattern-apply-to-0",
+          ].map(value),
+        ),
+        ["redact", "block", "flag", "flag", "", "redact", "response"],
+      );
+      // Two selects per builtin, the longest name among them, still fit a phone's width.
+      await tab.setViewport(PHONE);
+      assert.ok(
+        await tab.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+        "the form scrolls sideways at phone width",
+      );
+      await tab.setViewport(DESKTOP);
+      await tab.select("#builtin-phone-response", "block");
+      await tab.click("::-p-xpath(//button[normalize-space(.)='Save'])");
+      await tab.waitForSelector("::-p-xpath(//td/a[.='answers'])", WAIT);
+      const edited = await read();
+      assert.equal(edited.id, created.id);
+      assert.deepEqual(edited.builtins, [
+        ...expected,
+        { slug: "phone", action: "block", apply_to: "response" },
+      ]);
+      assert.deepEqual(edited.custom, created.custom);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("lists the management keys on the Keys page, revokes another one after asking, signs out when revoking its own, and keeps the last one (docs/behaviour.md#management-key-revocation)", async () => {
     const made = async (name: string) =>
       (

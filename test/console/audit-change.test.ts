@@ -83,6 +83,34 @@ describe("an audit entry's change, field by field (docs/behaviour.md#console-aud
     });
   });
 
+  it("a filter's apply_to is said when the entry holds it, and nothing is added when it does not (docs/behaviour.md#apply-to)", () => {
+    const changes = changesOf(
+      {
+        content_filter_builtins: [{ slug: "email", action: "redact" }],
+        content_filters: [{ pattern: "t-[0-9]+", action: "flag", label: null }],
+      },
+      {
+        content_filter_builtins: [
+          { slug: "email", action: "redact", apply_to: "request" },
+          { slug: "email", action: "block", apply_to: "response" },
+          { slug: "regex-prompt-injection", action: "block", scan_scope: "user_only", apply_to: "both" },
+        ],
+        content_filters: [{ pattern: "t-[0-9]+", action: "redact", label: "[T]", apply_to: "response" }],
+      },
+    );
+    assert.deepEqual(
+      changes.map((c) => [c.label, c.before, c.after]),
+      [
+        [
+          "Builtin filters",
+          "email: redact",
+          "email: redact on requests, email: block on answers, regex-prompt-injection: block (user only) on requests and answers",
+        ],
+        ["Custom patterns", "/t-[0-9]+/: flag", "/t-[0-9]+/: redact as [T] on answers"],
+      ],
+    );
+  });
+
   it("labels and values unknown to the tables still read as words", () => {
     assert.equal(labelOf("some_new_field"), "Some new field");
     assert.equal(valueText("x", { a_b: 1, c: true }), "a b 1; c yes");

@@ -156,6 +156,26 @@ describe("the guardrail form places every API issue beside a field, in plain wor
       [{ name: "g", reset_interval: "weekly" }, { isCreate: true }],
       [{ name: "g", reset_interval: "weekly" }, { isCreate: false }],
       [{ name: "g", limit_usd: null, reset_interval: "weekly" }, { isCreate: true }],
+      // A slug once per direction, and the scan scope only on a filter that reads requests
+      // (docs/behaviour.md#apply-to).
+      [
+        {
+          name: "g",
+          content_filter_builtins: [
+            { slug: "email", action: "block", apply_to: "response" },
+            { slug: "email", action: "flag", apply_to: "both" },
+            { slug: "phone", action: "block" },
+            { slug: "phone", action: "flag", apply_to: "request" },
+            {
+              slug: "regex-prompt-injection",
+              action: "block",
+              apply_to: "response",
+              scan_scope: "user_only",
+            },
+          ],
+        },
+        { isCreate: true },
+      ],
     ];
     const seen = new Set<string>();
     for (const [body, options] of cases) {
@@ -174,8 +194,63 @@ describe("the guardrail form places every API issue beside a field, in plain wor
         .map((f) => readFileSync(join(ROOT, "src", "domain", f), "utf8"))
         .join("\n")
         .split("issues.push(").length - 1;
-    assert.equal(sites, 9, "the service reports issues from a new place: add a case for it here");
+    assert.equal(sites, 10, "the service reports issues from a new place: add a case for it here");
     assert.ok(seen.size >= 12, [...seen].join(" | "));
+  });
+
+  it("a filter's apply_to issues read as sentences: the direction a slug is taken twice for, the scan scope of an answer filter, an unknown value beside its control (docs/behaviour.md#apply-to)", () => {
+    const issues = serviceIssues(
+      {
+        name: "g",
+        content_filter_builtins: [
+          { slug: "email", action: "block", apply_to: "response" },
+          { slug: "email", action: "flag", apply_to: "both" },
+          { slug: "phone", action: "block" },
+          { slug: "phone", action: "flag", apply_to: "request" },
+          { slug: "ssn", action: "block" },
+          { slug: "ssn", action: "flag" },
+          { slug: "regex-prompt-injection", action: "block", apply_to: "response", scan_scope: "user_only" },
+        ],
+      },
+      { isCreate: true },
+    );
+    assert.deepEqual(
+      issues.map((i) => [i.path, placeIssue(i).field, placeIssue(i).text]),
+      [
+        [
+          "/content_filter_builtins/1/slug",
+          "content_filter_builtins",
+          "The email filter is chosen more than once for answers.",
+        ],
+        [
+          "/content_filter_builtins/3/slug",
+          "content_filter_builtins",
+          "The phone filter is chosen more than once for requests.",
+        ],
+        [
+          "/content_filter_builtins/5/slug",
+          "content_filter_builtins",
+          "The ssn filter is chosen more than once.",
+        ],
+        [
+          "/content_filter_builtins/6/scan_scope",
+          "content_filter_builtins",
+          "The choice of messages scanned applies only to a filter on requests.",
+        ],
+      ],
+    );
+    const enumMessage = "must be one of: request, response, both";
+    assert.deepEqual(placeIssue({ path: "/content_filters/2/apply_to", message: enumMessage }), {
+      field: "pattern-apply-to-2",
+      group: "content_filters",
+      text: "Pattern 3 reads requests, answers, or both: choose one of them.",
+    });
+    assert.deepEqual(placeIssue({ path: "/content_filter_builtins/0/apply_to", message: enumMessage }), {
+      field: "content_filter_builtins",
+      group: "content_filter_builtins",
+      text: "Builtin filter 1 reads requests, answers, or both: choose one of them.",
+    });
+    assert.ok(rendersField("pattern-apply-to-2"));
   });
 
   it("the brief's own examples read as sentences: a name, an RE2 pattern, a budget without its interval", () => {
@@ -219,6 +294,11 @@ describe("the guardrail form places every API issue beside a field, in plain wor
       { name: "g", content_filters: [] },
       { name: "g", allowed_data_regions: ["mars"], allowed_models: [""], allowed_providers: [] },
       { name: "g", content_filter_builtins: [{ slug: "dna", action: "flag", scan_scope: "some" }] },
+      {
+        name: "g",
+        content_filter_builtins: [{ slug: "email", action: "flag", apply_to: "answers" }],
+        content_filters: [{ pattern: "x", action: "block", apply_to: 1 }],
+      },
       { name: "g", enable_free_model_training: "yes", [`enforce_zdr_${families[0]}`]: 1 },
       { name: "g", workspace_id: "not-a-uuid" },
     ];

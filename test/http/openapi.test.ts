@@ -115,6 +115,49 @@ describe("GET /api/v1/openapi.json describes the guardrail API (docs/behaviour.m
     assert.deepEqual(error.required, ["error"]);
   });
 
+  it("every filter item, in the create and update bodies and in the Guardrail returned, documents apply_to with its three values and what each means (docs/behaviour.md#apply-to)", () => {
+    /** The item schema of a list property that may be null (anyOf on input, a type list on output). */
+    const itemsOf = (list: Schema): Schema => {
+      const branches = [list, ...((list.anyOf as Schema[] | undefined) ?? [])].map((b) => resolve(doc, b));
+      const withItems = branches.find((b) => b.items);
+      assert.ok(withItems, JSON.stringify(list));
+      return resolve(doc, withItems.items as Schema);
+    };
+    const guardrail = resolve(
+      doc,
+      (responseSchema("/api/v1/guardrails", "post", "201").properties as Record<string, Schema>)
+        .data as Schema,
+    );
+    const owners: [string, Schema][] = [
+      ["create body", bodySchema("/api/v1/guardrails", "post")],
+      ["update body", bodySchema("/api/v1/guardrails/{id}", "patch")],
+      ["Guardrail", guardrail],
+    ];
+    for (const [where, owner] of owners)
+      for (const list of ["content_filter_builtins", "content_filters"]) {
+        const item = itemsOf((owner.properties as Record<string, Schema>)[list] as Schema);
+        const applyTo = resolve(doc, (item.properties as Record<string, Schema>).apply_to as Schema);
+        assert.ok(applyTo, `${where} ${list} has no apply_to`);
+        assert.deepEqual(applyTo.enum, ["request", "response", "both"], `${where} ${list}`);
+        assert.match(
+          String(applyTo.description),
+          /request.*response \(the model's answers\).*both/,
+          `${where} ${list}`,
+        );
+        assert.ok(!(item.required ?? []).includes("apply_to"), `${where} ${list}: apply_to is optional`);
+      }
+    const currentKey = resolve(
+      doc,
+      doc.paths["/api/v1/key"].get.responses["200"].content["application/json"].schema,
+    );
+    const policy = resolve(
+      doc,
+      ((currentKey.properties as Record<string, Schema>).data as Schema).properties
+        ?.effective_policy as Schema,
+    );
+    assert.match(String(policy.description), /apply_to "response"/);
+  });
+
   it("a real 201 and a real 400 of POST /api/v1/guardrails validate against the documented schemas", async () => {
     const org = await server.newOrg();
     const api = clientFor(server, org.key);
@@ -137,6 +180,27 @@ describe("GET /api/v1/openapi.json describes the guardrail API (docs/behaviour.m
     assert.equal(ok({ data: { ...created.body.data, limit_usd: "1.5" } }), false);
     const minimal = await api.post("/api/v1/guardrails", { name: "minimal" });
     assert.ok(ok(minimal.body), JSON.stringify(ok.errors));
+    // Answer filters (docs/behaviour.md#apply-to) are returned as documented too.
+    const answers = await api.post("/api/v1/guardrails", {
+      name: "answers",
+      content_filter_builtins: [
+        { slug: "email", action: "redact" },
+        { slug: "email", action: "block", apply_to: "response" },
+      ],
+      content_filters: [{ pattern: "secret", action: "redact", apply_to: "both" }],
+    });
+    assert.equal(answers.status, 201, JSON.stringify(answers.body));
+    assert.equal(answers.body.data.content_filters[0].apply_to, "both");
+    assert.ok(ok(answers.body), JSON.stringify(ok.errors));
+    assert.equal(
+      ok({
+        data: {
+          ...answers.body.data,
+          content_filters: [{ pattern: "s", action: "redact", label: null, apply_to: "answers" }],
+        },
+      }),
+      false,
+    );
 
     const invalid = await api.post("/api/v1/guardrails", { name: "x", limit_usd: 1 });
     assert.equal(invalid.status, 400);

@@ -66,6 +66,39 @@ describe("the official SDK @openrouter/sdk as a client of the guardrail API (doc
     return ((await res.json()) as { key: string }).key;
   }
 
+  it("a guardrail with answer filters reads through the SDK's strict validation without apply_to, which the SDK's types lack; apply_to sent through the SDK is dropped (docs/api.md#the-reference-sdk; docs/behaviour.md#apply-to)", async () => {
+    const org = await server.newOrg();
+    const client = sdk(org.key);
+    const made = await clientFor(server, org.key).post("/api/v1/guardrails", {
+      name: "answers",
+      content_filter_builtins: [
+        { slug: "email", action: "redact" },
+        { slug: "email", action: "block", apply_to: "response" },
+      ],
+      content_filters: [{ pattern: "secret", action: "flag", apply_to: "both" }],
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const read = (await client.guardrails.get({ id: made.body.data.id })).data;
+    assert.deepEqual(read.contentFilterBuiltins, [
+      { slug: "email", action: "redact", label: "[EMAIL]" },
+      { slug: "email", action: "block", label: "[EMAIL]" },
+    ]);
+    assert.deepEqual(read.contentFilters, [{ pattern: "secret", action: "flag", label: null }]);
+
+    // The SDK's request type has no apply_to (a cast passes it); its encoder leaves it out.
+    const item = { slug: "phone", action: "block", applyTo: "response", apply_to: "response" } as unknown as {
+      slug: "phone";
+      action: "block";
+    };
+    const sent = await client.guardrails.create({
+      createGuardrailRequest: { name: "through the sdk", contentFilterBuiltins: [item] },
+    });
+    const stored = await clientFor(server, org.key).get(`/api/v1/guardrails/${sent.data.id}`);
+    assert.deepEqual(stored.body.data.content_filter_builtins, [
+      { slug: "phone", action: "block", label: "[PHONE]" },
+    ]);
+  });
+
   it("create (201), get, list, update with camelCase fields and delete round-trip through the SDK (docs/behaviour.md#guardrail-create; docs/behaviour.md#partial-update; docs/behaviour.md#guardrail-delete)", async () => {
     const org = await server.newOrg();
     const client = sdk(org.key);

@@ -156,6 +156,38 @@ describe("the command line's commands and output convention (README.md#command-l
     assert.match(table.stdout, /Team B\s+EU budget\s+\$5 weekly\s+europe/);
   });
 
+  it("guardrails list marks the filters that read answers apart from those that read requests (docs/behaviour.md#apply-to)", {
+    timeout: 60_000,
+  }, async () => {
+    const made = await api(bench.server.origin, "POST", "/api/v1/guardrails", bench.mgmt, {
+      name: "reads answers",
+      content_filter_builtins: [
+        { slug: "email", action: "redact" },
+        { slug: "email", action: "block", apply_to: "response" },
+        { slug: "ssn", action: "flag", apply_to: "both" },
+        { slug: "phone", action: "flag", apply_to: "request" },
+      ],
+      content_filters: [
+        { pattern: "a+", action: "redact" },
+        { pattern: "b+", action: "block", apply_to: "response" },
+        { pattern: "c+", action: "block", apply_to: "response" },
+      ],
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const table = await runCli(["guardrails", "list"], bench.env);
+    assert.equal(table.code, 0, table.stderr);
+    const line = table.stdout.split("\n").find((l) => l.includes("reads answers"));
+    assert.ok(line, table.stdout);
+    assert.match(
+      line,
+      /email:redact,email:block \(answers\),ssn:flag \(requests and answers\),phone:flag,1 custom,2 custom \(answers\)$/,
+    );
+    // --json is the API's shape, apply_to as stored.
+    const listed = await json(["guardrails", "list"]);
+    const g = listed.data.find((x: { id: string }) => x.id === made.body.data.id);
+    assert.deepEqual(g, made.body.data);
+  });
+
   it("organizations create --json returns the new organization and a key that manages only it", {
     timeout: 60_000,
   }, async () => {

@@ -45,6 +45,13 @@ const ApplyToInput = literals(
   "What the filter reads: request (the default), response (the model's answers) or both.",
 );
 
+/** Returned as it was sent, and absent when it was not (docs/behaviour.md#apply-to). */
+const ApplyToOutput = () =>
+  literals(
+    APPLY_TO,
+    "What the filter reads, as it was sent: request, response (the model's answers) or both; absent: the request.",
+  );
+
 const BuiltinFilterInput = Type.Object(
   {
     slug: literals(BUILTIN_SLUGS),
@@ -173,7 +180,7 @@ export function guardrailSchemas(familyIds: string[]) {
             action: Action,
             label: Type.String(),
             scan_scope: Type.Optional(literals(SCAN_SCOPES)),
-            apply_to: Type.Optional(literals(APPLY_TO)),
+            apply_to: Type.Optional(ApplyToOutput()),
           }),
         ),
       ),
@@ -183,7 +190,7 @@ export function guardrailSchemas(familyIds: string[]) {
             pattern: Type.String(),
             action: Action,
             label: NullableOut(Type.String()),
-            apply_to: Type.Optional(literals(APPLY_TO)),
+            apply_to: Type.Optional(ApplyToOutput()),
           }),
         ),
       ),

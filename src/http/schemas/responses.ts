@@ -57,7 +57,13 @@ export const CurrentKeyResponse = Type.Object({
     member_user_id: Nullable(Type.String()),
     guardrails: Type.Array(Type.Object({ layer: Type.String(), id: Uuid, name: Type.String() })),
     allowed_data_regions: Nullable(Type.Array(Region)),
-    effective_policy: Type.Object({}),
+    effective_policy: Type.Object(
+      {},
+      {
+        description:
+          'The guardrails combined. content_filter_builtins and content_filters list the filters that read requests, then those that read answers, each with apply_to "response".',
+      },
+    ),
     budgets: Type.Array(
       Type.Object({
         ...Budget.properties,
