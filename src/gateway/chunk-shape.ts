@@ -2,7 +2,7 @@ import { stringEnd } from "./forward-body.js";
 
 /**
  * Reading a chat completion stream's text chunks without parsing them, shared by the chat surface
- * and every surface carried over chat (docs/gateway.md#streaming).
+ * and every surface carried over chat (docs/gateway.md#stream-fast-paths).
  */
 
 /** A chat chunk as the readers first look at it. */

@@ -13,7 +13,8 @@ const CLIENT_ALLOWANCE = 512 * 1024;
 /**
  * The data of one server-sent event: the values of its `data:` lines, joined by newlines. Almost
  * every event of a chat stream is one such line, and almost every event of a Messages or Responses
- * stream is an `event:` line and one `data:` line: both are read without splitting them.
+ * stream is an `event:` line and one `data:` line: both are read without splitting them
+ * (docs/gateway.md#stream-fast-paths).
  */
 export function eventData(event: string): string {
   const nl = event.indexOf("\n");

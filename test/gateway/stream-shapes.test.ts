@@ -10,7 +10,7 @@ import type { EventFacts } from "../../src/gateway/surfaces/surface.js";
 
 /**
  * The stream readers of the Messages door read their most frequent events without parsing them
- * (docs/gateway.md#streaming): an `event:` line and one `data:` line without splitting them, a text
+ * (docs/gateway.md#stream-fast-paths): an `event:` line and one `data:` line without splitting them, a text
  * delta written as Anthropic writes it by its text, and a chat chunk differing from an earlier one
  * only in its text by that text. These tests hold each reader to what parsing every event gives.
  */
@@ -37,7 +37,7 @@ const text = fc.oneof(
   fc.constantFrom("", '"', "\\", "\\n", "\u0000", "\n", "é", "🎉", '"}}', '"content":"', "word "),
 );
 
-describe("an event's data (docs/gateway.md#streaming)", () => {
+describe("an event's data (docs/gateway.md#stream-fast-paths)", () => {
   /** The SSE rule written out: the values of the `data:` lines, joined by newlines. */
   const reference = (event: string) =>
     event
@@ -73,7 +73,7 @@ describe("an event's data (docs/gateway.md#streaming)", () => {
 const textDelta = (t: string, index = 0) =>
   JSON.stringify({ type: "content_block_delta", index, delta: { type: "text_delta", text: t } });
 
-describe("a Messages stream's text deltas (docs/gateway.md#messages)", () => {
+describe("a Messages stream's text deltas (docs/gateway.md#stream-fast-paths)", () => {
   it("written as Anthropic writes them, with a plain text, are read without parsing", () => {
     const reader = new MessagesEventReader(defaults);
     const facts = ["Hello ", "wörld ", "🎉", ""].map((t, i) => reader.read(textDelta(t, i)));
@@ -149,7 +149,7 @@ function translate(stream: ChatToMessagesStream, datas: string[]): { facts: Even
   return { facts, end: stream.end() };
 }
 
-describe("a chat stream translated to Messages, read by its chunks' shape (docs/gateway.md#messages-translation-stream)", () => {
+describe("a chat stream translated to Messages, read by its chunks' shape (docs/gateway.md#stream-fast-paths)", () => {
   it("text chunks that differ only in a plain text are not parsed, and translate as parsed", () => {
     const datas = ["Hello", " wor", "ld", " — é 🎉"].map((t) => chunk({ content: t }));
     datas.push(

@@ -95,7 +95,8 @@ const TEXT_DELTA_TAIL = '"}}';
  * The text of a `content_block_delta` event written as Anthropic writes it, the most frequent event
  * of a stream: `{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"…"}}`
  * with a text holding no quote, escape or control character. Such data is that object and no
- * other, so its text is read without parsing it; undefined for any other data, which is parsed.
+ * other, so its text is read without parsing it; undefined for any other data, which is parsed
+ * (docs/gateway.md#stream-fast-paths).
  */
 export function plainTextDelta(data: string): string | undefined {
   const head = TEXT_DELTA_HEAD.length;

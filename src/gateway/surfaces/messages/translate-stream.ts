@@ -83,7 +83,7 @@ export class ChatToMessagesStream implements EventReader {
   read(data: string): EventFacts {
     const before = this.bytes;
     // A chunk in the shape of an earlier plain text chunk, with plain non-empty text: the same
-    // chunk with that text, so what `chunk` below would send (docs/gateway.md#messages-translation-stream).
+    // chunk with that text, so what `chunk` below would send (docs/gateway.md#stream-fast-paths).
     const text = this.ended ? undefined : this.shape.match(data);
     if (text !== undefined && text !== "" && !NOT_PLAIN.test(text)) {
       const send = this.textDelta(text);
