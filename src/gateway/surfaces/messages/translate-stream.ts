@@ -86,7 +86,7 @@ export class ChatToMessagesStream implements EventReader {
     // chunk with that text, so what `chunk` below would send (docs/gateway.md#stream-fast-paths).
     const text = this.ended ? undefined : this.shape.match(data);
     if (text !== undefined && text !== "" && !NOT_PLAIN.test(text)) {
-      const send = this.textDelta(text);
+      const send = this.textDelta(text, `"${text}"`);
       return { send, usage: undefined, contentBytes: this.bytes - before };
     }
     let chunk: unknown;
@@ -132,11 +132,11 @@ export class ChatToMessagesStream implements EventReader {
   }
 
   /**
-   * A delta event, the most frequent of a stream, written around its text: the same JSON `event`
-   * gives, without building an object per piece.
+   * A delta event, the most frequent of a stream, written around its piece (`json`: the piece as
+   * a JSON string): the same JSON `event` gives, without building an object per piece.
    */
-  private delta(index: number, kind: "text_delta" | "input_json_delta", field: string, text: string): string {
-    const data = `{"type":"content_block_delta","index":${index},"delta":{"type":"${kind}","${field}":${JSON.stringify(text)}}}`;
+  private delta(index: number, kind: "text_delta" | "input_json_delta", field: string, json: string): string {
+    const data = `{"type":"content_block_delta","index":${index},"delta":{"type":"${kind}","${field}":${json}}}`;
     return `event: content_block_delta\ndata: ${data}\n\n`;
   }
 
@@ -181,7 +181,8 @@ export class ChatToMessagesStream implements EventReader {
     return out;
   }
 
-  private textDelta(text: string): string {
+  /** `json`: the text as a JSON string, when it is known already (a plain text is itself in quotes). */
+  private textDelta(text: string, json = JSON.stringify(text)): string {
     this.bytes += Buffer.byteLength(text);
     let out = "";
     const current = this.blocks[this.open];
@@ -195,7 +196,7 @@ export class ChatToMessagesStream implements EventReader {
       });
     }
     (this.blocks[this.open] as { text: string }).text += text;
-    return out + this.delta(this.open, "text_delta", "text", text);
+    return out + this.delta(this.open, "text_delta", "text", json);
   }
 
   private callDelta(call: Json, position: number): string {
@@ -228,7 +229,7 @@ export class ChatToMessagesStream implements EventReader {
     const block = this.blocks[index] as Extract<AnswerBlock, { type: "tool_use" }>;
     if (args !== "") {
       block.arguments += args;
-      out += this.delta(index, "input_json_delta", "partial_json", args);
+      out += this.delta(index, "input_json_delta", "partial_json", JSON.stringify(args));
     }
     return out;
   }
