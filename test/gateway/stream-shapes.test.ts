@@ -6,6 +6,7 @@ import { ChunkShape } from "../../src/gateway/chunk-shape.js";
 import { eventData } from "../../src/gateway/relay.js";
 import { MessagesEventReader, plainTextDelta } from "../../src/gateway/surfaces/messages/answer.js";
 import { ChatToMessagesStream } from "../../src/gateway/surfaces/messages/translate-stream.js";
+import { ChatToResponsesStream } from "../../src/gateway/surfaces/responses/translate-stream.js";
 import type { EventFacts } from "../../src/gateway/surfaces/surface.js";
 
 /**
@@ -132,6 +133,53 @@ const chunk = (delta: Record<string, unknown>, over: Record<string, unknown> = {
     ...over,
   });
 
+/** Chat chunks of every kind, most of them plain text chunks of one shape. */
+const chatEvent = fc.oneof(
+  { weight: 8, arbitrary: text.map((t) => chunk({ content: t })) },
+  text.map((t) => chunk({ role: "assistant", content: t })),
+  text.map((t) => chunk({ content: t }, { model: "other" })),
+  text.map((t) => chunk({ content: t }, {}, "stop")),
+  text.map((t) => chunk({ content: t }, {}, "length")),
+  text.map((t) => chunk({ content: t }, {}, "error")),
+  text.map((t) => chunk({ content: t, refusal: t })),
+  text.map((t) => chunk({ refusal: t })),
+  text.map((t) => chunk({ content: t }, { usage: { prompt_tokens: 1, completion_tokens: 2 } })),
+  text.map((t) => chunk({ content: t }, { error: { message: t } })),
+  text.map((t) =>
+    chunk({
+      content: t,
+      tool_calls: [{ index: 0, id: "call_1", function: { name: "f", arguments: t } }],
+    }),
+  ),
+  text.map((t) => chunk({ tool_calls: [{ index: 1, function: { arguments: t } }] })),
+  // Chunks whose other members stay the same while their text varies: only their text is
+  // varied, so each reads in the shape an earlier one gave, and must not be read by it.
+  text.map((t) =>
+    chunk({
+      content: t,
+      tool_calls: [{ index: 0, id: "call_1", function: { name: "f", arguments: "{}" } }],
+    }),
+  ),
+  text.map((t) => chunk({ content: t, refusal: "No." })),
+  text.map((t) => chunk({ content: t, reasoning: "Thinking." })),
+  text.map((t) => chunk({ reasoning_content: t })),
+  text.map((t) => chunk({ content: t }, { usage: { prompt_tokens: 5, completion_tokens: 6 } })),
+  text.map((t) => chunk({ content: t }, { error: "upstream" })),
+  text.map((t) =>
+    JSON.stringify({
+      id: "c",
+      choices: [
+        { index: 1, delta: { content: "x" } },
+        { index: 0, delta: { content: t } },
+      ],
+    }),
+  ),
+  text.map((t) => JSON.stringify({ id: "c", choices: [{ index: 1, delta: { content: t } }] })),
+  text.map((t) => `${chunk({ content: t }).slice(0, -1)},"extra":${JSON.stringify(t)}}`),
+  fc.constant(chunk({}, { choices: [], usage: { prompt_tokens: 3, completion_tokens: 7 } })),
+  fc.constantFrom("not json", "[DONE]", "{}", "null"),
+);
+
 /** The translation as it reads when every chunk is parsed: its shape never matches. */
 function everyChunkParsed(): ChatToMessagesStream {
   const stream = new ChatToMessagesStream({ model: "m" }, defaults);
@@ -163,55 +211,82 @@ describe("a chat stream translated to Messages, read by its chunks' shape (docs/
   });
 
   it("any chat stream translates as every chunk parsed (property)", () => {
-    const event = fc.oneof(
-      { weight: 8, arbitrary: text.map((t) => chunk({ content: t })) },
-      text.map((t) => chunk({ role: "assistant", content: t })),
-      text.map((t) => chunk({ content: t }, { model: "other" })),
-      text.map((t) => chunk({ content: t }, {}, "stop")),
-      text.map((t) => chunk({ content: t }, {}, "length")),
-      text.map((t) => chunk({ content: t }, {}, "error")),
-      text.map((t) => chunk({ content: t, refusal: t })),
-      text.map((t) => chunk({ refusal: t })),
-      text.map((t) => chunk({ content: t }, { usage: { prompt_tokens: 1, completion_tokens: 2 } })),
-      text.map((t) => chunk({ content: t }, { error: { message: t } })),
-      text.map((t) =>
-        chunk({
-          content: t,
-          tool_calls: [{ index: 0, id: "call_1", function: { name: "f", arguments: t } }],
-        }),
-      ),
-      text.map((t) => chunk({ tool_calls: [{ index: 1, function: { arguments: t } }] })),
-      // Chunks whose other members stay the same while their text varies: only their text is
-      // varied, so each reads in the shape an earlier one gave, and must not be read by it.
-      text.map((t) =>
-        chunk({
-          content: t,
-          tool_calls: [{ index: 0, id: "call_1", function: { name: "f", arguments: "{}" } }],
-        }),
-      ),
-      text.map((t) => chunk({ content: t, refusal: "No." })),
-      text.map((t) => chunk({ content: t }, { usage: { prompt_tokens: 5, completion_tokens: 6 } })),
-      text.map((t) => chunk({ content: t }, { error: "upstream" })),
-      text.map((t) =>
-        JSON.stringify({
-          id: "c",
-          choices: [
-            { index: 1, delta: { content: "x" } },
-            { index: 0, delta: { content: t } },
-          ],
-        }),
-      ),
-      text.map((t) => JSON.stringify({ id: "c", choices: [{ index: 1, delta: { content: t } }] })),
-      text.map((t) => `${chunk({ content: t }).slice(0, -1)},"extra":${JSON.stringify(t)}}`),
-      fc.constant(chunk({}, { choices: [], usage: { prompt_tokens: 3, completion_tokens: 7 } })),
-      fc.constantFrom("not json", "[DONE]", "{}", "null"),
-    );
     fc.assert(
-      fc.property(fc.array(event, { maxLength: 30 }), (datas) => {
+      fc.property(fc.array(chatEvent, { maxLength: 30 }), (datas) => {
         const got = translate(new ChatToMessagesStream({ model: "m" }, defaults), datas);
         assert.deepEqual(got, translate(everyChunkParsed(), datas));
       }),
       { numRuns: 400 },
     );
   });
+});
+
+/** The Responses translation as it reads when every chunk is parsed: its shape never matches. */
+function everyChunkParsedResponses(): ChatToResponsesStream {
+  const stream = new ChatToResponsesStream({ model: "m" }, defaults, () => 1_700_000_001);
+  const never = new (class extends ChunkShape {
+    override match(): string | undefined {
+      return undefined;
+    }
+  })();
+  (stream as unknown as { shape: ChunkShape }).shape = never;
+  return stream;
+}
+
+describe("a chat stream translated to Responses, read by its chunks' shape (docs/gateway.md#stream-fast-paths)", () => {
+  const run = (stream: ChatToResponsesStream, datas: string[]) => ({
+    facts: datas.map((d) => stream.read(d)),
+    end: stream.finish(),
+  });
+
+  it("text chunks that differ only in a plain text are not parsed, and translate as parsed", () => {
+    const datas = ["Hello", " wor", "ld", " — é 🎉"].map((t) => chunk({ content: t }));
+    datas.push(chunk({}, {}, "stop"));
+    const got = run(new ChatToResponsesStream({ model: "m" }, defaults, () => 1_700_000_001), datas);
+    // The first text chunk, once more for its shape's check, and the finish.
+    assert.equal(parses, 3);
+    assert.deepEqual(got, run(everyChunkParsedResponses(), datas));
+  });
+
+  it("any chat stream translates as every chunk parsed (property)", () => {
+    fc.assert(
+      fc.property(fc.array(chatEvent, { maxLength: 30 }), (datas) => {
+        const got = run(new ChatToResponsesStream({ model: "m" }, defaults, () => 1_700_000_001), datas);
+        assert.deepEqual(got, run(everyChunkParsedResponses(), datas));
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
+
+describe("a chunk that does more than carry its text is never read by its shape (docs/gateway.md#stream-fast-paths)", () => {
+  // Each kind repeated with only its text varied, so every chunk after the first is in its shape.
+  const kinds: [string, (t: string) => string][] = [
+    ["reasoning", (t) => chunk({ content: t, reasoning: "Thinking." })],
+    ["refusal", (t) => chunk({ content: t, refusal: "No." })],
+    [
+      "tool call",
+      (t) => chunk({ content: t, tool_calls: [{ index: 0, id: "c", function: { arguments: "{}" } }] }),
+    ],
+    ["usage", (t) => chunk({ content: t }, { usage: { prompt_tokens: 1, completion_tokens: 2 } })],
+    ["finish", (t) => chunk({ content: t }, {}, "length")],
+    ["second choice", (t) => JSON.stringify({ id: "c", choices: [{ index: 1, delta: { content: t } }] })],
+  ];
+  for (const [name, make] of kinds) {
+    it(`${name}: translated to Messages and to Responses as every chunk parsed`, () => {
+      const datas = ["one ", "two ", "three"].map(make);
+      assert.deepEqual(
+        translate(new ChatToMessagesStream({ model: "m" }, defaults), datas),
+        translate(everyChunkParsed(), datas),
+      );
+      const responses = (stream: ChatToResponsesStream) => ({
+        facts: datas.map((d) => stream.read(d)),
+        end: stream.finish(),
+      });
+      assert.deepEqual(
+        responses(new ChatToResponsesStream({ model: "m" }, defaults, () => 1_700_000_001)),
+        responses(everyChunkParsedResponses()),
+      );
+    });
+  }
 });
