@@ -12,10 +12,15 @@ const CLIENT_ALLOWANCE = 512 * 1024;
 
 /**
  * The data of one server-sent event: the values of its `data:` lines, joined by newlines. Almost
- * every event of a chat stream is one such line, read without splitting it.
+ * every event of a chat stream is one such line, and almost every event of a Messages or Responses
+ * stream is an `event:` line and one `data:` line: both are read without splitting them
+ * (docs/gateway.md#stream-fast-paths).
  */
-function eventData(event: string): string {
-  if (event.startsWith("data:") && !event.includes("\n")) return event.slice(5).trimStart();
+export function eventData(event: string): string {
+  const nl = event.indexOf("\n");
+  if (nl < 0) return event.startsWith("data:") ? event.slice(5).trimStart() : "";
+  if (!event.startsWith("data:") && event.startsWith("data:", nl + 1) && event.indexOf("\n", nl + 1) < 0)
+    return event.slice(nl + 6).trimStart();
   return event
     .split("\n")
     .filter((l) => l.startsWith("data:"))

@@ -1,4 +1,5 @@
 import type { AppError } from "../../../domain/errors.js";
+import { NOT_PLAIN } from "../../chunk-shape.js";
 import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
 
 /**
@@ -86,6 +87,34 @@ const OUTPUT_DELTAS: Record<string, string> = {
   thinking_delta: "thinking",
 };
 
+const TEXT_DELTA_HEAD = '{"type":"content_block_delta","index":';
+const TEXT_DELTA_MIDDLE = ',"delta":{"type":"text_delta","text":"';
+const TEXT_DELTA_TAIL = '"}}';
+
+/**
+ * The text of a `content_block_delta` event written as Anthropic writes it, the most frequent event
+ * of a stream: `{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"…"}}`
+ * with a text holding no quote, escape or control character. Such data is that object and no
+ * other, so its text is read without parsing it; undefined for any other data, which is parsed
+ * (docs/gateway.md#stream-fast-paths).
+ */
+export function plainTextDelta(data: string): string | undefined {
+  const head = TEXT_DELTA_HEAD.length;
+  if (data.length < head + 1 + TEXT_DELTA_MIDDLE.length + TEXT_DELTA_TAIL.length) return undefined;
+  if (data.slice(0, head) !== TEXT_DELTA_HEAD) return undefined;
+  let at = head;
+  // The index: digits, as JSON writes a non-negative integer (no leading zero but a lone 0).
+  while (at < data.length && data.charCodeAt(at) >= 0x30 && data.charCodeAt(at) <= 0x39) at++;
+  const digits = at - head;
+  if (digits === 0 || digits > 15 || (digits > 1 && data.charCodeAt(head) === 0x30)) return undefined;
+  const start = at + TEXT_DELTA_MIDDLE.length;
+  const end = data.length - TEXT_DELTA_TAIL.length;
+  if (end < start || data.slice(at, start) !== TEXT_DELTA_MIDDLE || data.slice(end) !== TEXT_DELTA_TAIL)
+    return undefined;
+  const text = data.slice(start, end);
+  return NOT_PLAIN.test(text) ? undefined : text;
+}
+
 /**
  * Reads the events of one streamed Messages answer (docs/gateway.md#messages): the input usage of
  * `message_start` (its message filled in as a whole answer is), the output usage of each
@@ -99,6 +128,8 @@ export class MessagesEventReader implements EventReader {
   constructor(private readonly defaults: AnswerDefaults) {}
 
   read(data: string): EventFacts {
+    const text = plainTextDelta(data);
+    if (text !== undefined) return { send: null, usage: undefined, contentBytes: Buffer.byteLength(text) };
     let event: unknown;
     try {
       event = JSON.parse(data);

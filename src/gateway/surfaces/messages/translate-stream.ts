@@ -1,3 +1,4 @@
+import { type Chunk, ChunkShape, NOT_PLAIN } from "../../chunk-shape.js";
 import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
 import {
   type AnswerBlock,
@@ -18,6 +19,20 @@ function isObject(value: unknown): value is Json {
 
 /** The data of the chat stream's last event. */
 const DONE = "[DONE]";
+
+/**
+ * Whether a chat chunk does nothing but carry its first choice's text: no usage, no error, no
+ * refusal, no tool call, no finish reason. Such a chunk is the text delta of `ChatToMessagesStream`
+ * and nothing else, so a chunk differing from it only in its text may be read by its text alone.
+ */
+function plainText(chunk: Json): boolean {
+  if (chatUsage(chunk) || (chunk.error !== undefined && chunk.error !== null)) return false;
+  const choice = (chunk.choices as unknown[])[0];
+  if (!isObject(choice) || (choice.index !== 0 && choice.index !== undefined)) return false;
+  if (typeof choice.finish_reason === "string" || !isObject(choice.delta)) return false;
+  const delta = choice.delta;
+  return !(typeof delta.refusal === "string" && delta.refusal !== "") && !Array.isArray(delta.tool_calls);
+}
 
 /**
  * A chat completions stream, event by event, as an Anthropic Messages stream
@@ -61,9 +76,19 @@ export class ChatToMessagesStream implements EventReader {
     this.model = defaults.model;
   }
 
+  /** Chunks that differ from an earlier one only in their text, read without parsing them. */
+  private readonly shape = new ChunkShape();
+
   /** The Anthropic events for one chat event's data, with its usage and output bytes. */
   read(data: string): EventFacts {
     const before = this.bytes;
+    // A chunk in the shape of an earlier plain text chunk, with plain non-empty text: the same
+    // chunk with that text, so what `chunk` below would send (docs/gateway.md#stream-fast-paths).
+    const text = this.ended ? undefined : this.shape.match(data);
+    if (text !== undefined && text !== "" && !NOT_PLAIN.test(text)) {
+      const send = this.textDelta(text, `"${text}"`);
+      return { send, usage: undefined, contentBytes: this.bytes - before };
+    }
     let chunk: unknown;
     if (data !== DONE) {
       try {
@@ -79,7 +104,11 @@ export class ChatToMessagesStream implements EventReader {
     if (data === DONE) out += this.finishReason === null ? this.fail() : this.close();
     else if (isObject(chunk)) {
       if (chunk.error !== undefined && chunk.error !== null) out += this.fail();
-      else out += this.chunk(chunk);
+      else {
+        out += this.chunk(chunk);
+        if (text === undefined && !usage && !this.ended)
+          this.shape.learn(data, chunk as Chunk, (probed) => plainText(probed as Json));
+      }
     }
     return { send: out, usage, contentBytes: this.bytes - before };
   }
@@ -103,11 +132,11 @@ export class ChatToMessagesStream implements EventReader {
   }
 
   /**
-   * A delta event, the most frequent of a stream, written around its text: the same JSON `event`
-   * gives, without building an object per piece.
+   * A delta event, the most frequent of a stream, written around its piece (`json`: the piece as
+   * a JSON string): the same JSON `event` gives, without building an object per piece.
    */
-  private delta(index: number, kind: "text_delta" | "input_json_delta", field: string, text: string): string {
-    const data = `{"type":"content_block_delta","index":${index},"delta":{"type":"${kind}","${field}":${JSON.stringify(text)}}}`;
+  private delta(index: number, kind: "text_delta" | "input_json_delta", field: string, json: string): string {
+    const data = `{"type":"content_block_delta","index":${index},"delta":{"type":"${kind}","${field}":${json}}}`;
     return `event: content_block_delta\ndata: ${data}\n\n`;
   }
 
@@ -152,7 +181,8 @@ export class ChatToMessagesStream implements EventReader {
     return out;
   }
 
-  private textDelta(text: string): string {
+  /** `json`: the text as a JSON string, when it is known already (a plain text is itself in quotes). */
+  private textDelta(text: string, json = JSON.stringify(text)): string {
     this.bytes += Buffer.byteLength(text);
     let out = "";
     const current = this.blocks[this.open];
@@ -166,7 +196,7 @@ export class ChatToMessagesStream implements EventReader {
       });
     }
     (this.blocks[this.open] as { text: string }).text += text;
-    return out + this.delta(this.open, "text_delta", "text", text);
+    return out + this.delta(this.open, "text_delta", "text", json);
   }
 
   private callDelta(call: Json, position: number): string {
@@ -199,7 +229,7 @@ export class ChatToMessagesStream implements EventReader {
     const block = this.blocks[index] as Extract<AnswerBlock, { type: "tool_use" }>;
     if (args !== "") {
       block.arguments += args;
-      out += this.delta(index, "input_json_delta", "partial_json", args);
+      out += this.delta(index, "input_json_delta", "partial_json", JSON.stringify(args));
     }
     return out;
   }

@@ -1,3 +1,4 @@
+import { type Chunk, ChunkShape, NOT_PLAIN } from "../../chunk-shape.js";
 import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
 import {
   type AnswerFacts,
@@ -21,6 +22,22 @@ function isObject(value: unknown): value is Json {
 
 /** The data of the chat stream's last event. */
 const DONE = "[DONE]";
+
+/**
+ * Whether a chat chunk does nothing but carry its first choice's text: no usage, no error, no
+ * reasoning, refusal or tool call, no finish reason. Such a chunk is the text delta of
+ * `ChatToResponsesStream` and nothing else, so a chunk differing from it only in its text may be
+ * read by its text alone (docs/gateway.md#stream-fast-paths).
+ */
+function plainText(chunk: Json): boolean {
+  if (chatUsage(chunk) || isObject(chunk.error)) return false;
+  const choice = (chunk.choices as unknown[])[0];
+  if (!isObject(choice) || (choice.index !== 0 && choice.index !== undefined)) return false;
+  if (typeof choice.finish_reason === "string" || !isObject(choice.delta)) return false;
+  const delta = choice.delta;
+  if (reasoningText(delta) !== "" || Array.isArray(delta.tool_calls)) return false;
+  return !(typeof delta.refusal === "string" && delta.refusal !== "");
+}
 
 type MessageItem = Extract<OutputItem, { kind: "message" }>;
 type CallItem = Extract<OutputItem, { kind: "call" }>;
@@ -67,6 +84,8 @@ export class ChatToResponsesStream implements EventReader {
   private seenUsage: Usage | undefined;
   private failed = false;
   private bytes = 0;
+  /** Chunks that differ from an earlier one only in their text, read without parsing them. */
+  private readonly shape = new ChunkShape();
 
   constructor(
     private readonly request: ResponsesBody,
@@ -92,6 +111,13 @@ export class ChatToResponsesStream implements EventReader {
   /** The Responses events for one chat event's data, with its usage and output bytes. */
   read(data: string): EventFacts {
     const before = this.bytes;
+    // A chunk in the shape of an earlier plain text chunk, with plain non-empty text: the same
+    // chunk with that text, so what `chunk` below would send (docs/gateway.md#stream-fast-paths).
+    const text = this.ended ? undefined : this.shape.match(data);
+    if (text !== undefined && text !== "" && !NOT_PLAIN.test(text)) {
+      const send = this.textDelta(text);
+      return { send, usage: undefined, contentBytes: this.bytes - before };
+    }
     let chunk: unknown;
     if (data !== DONE) {
       try {
@@ -112,7 +138,11 @@ export class ChatToResponsesStream implements EventReader {
       if (isObject(chunk.error)) {
         this.failed = true;
         out += this.close(false);
-      } else out += this.chunk(chunk);
+      } else {
+        out += this.chunk(chunk);
+        if (text === undefined && !usage && !this.ended)
+          this.shape.learn(data, chunk as Chunk, (probed) => plainText(probed as Json));
+      }
     }
     return { send: out, usage, contentBytes: this.bytes - before };
   }

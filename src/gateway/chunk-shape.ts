@@ -1,0 +1,88 @@
+import { stringEnd } from "./forward-body.js";
+
+/**
+ * Reading a chat completion stream's text chunks without parsing them, shared by the chat surface
+ * and every surface carried over chat (docs/gateway.md#stream-fast-paths).
+ */
+
+/** A chat chunk as the readers first look at it. */
+export type Chunk = { choices?: unknown };
+
+/** A chunk's text around its one choice's `delta.content` string, whose value alone varies. */
+interface Shape {
+  before: string;
+  after: string;
+}
+
+/** What a string's JSON text may hold for it to be read as it is: no quote, escape or control character. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what JSON forbids unescaped is looked for
+export const NOT_PLAIN = /["\\\u0000-\u001f]/;
+const CONTENT_KEY = '"content":"';
+/** The text a shape is checked with: a string only the varied member can have parsed to. */
+const PROBE_TEXT = "probe\\u0000";
+const PROBE = "probe\u0000";
+/** Shapes taken per stream at most: an upstream whose chunks differ in more than their text is parsed. */
+const MAX_SHAPES = 4;
+
+/** The one choice's `delta.content` of a chunk, when it has exactly one choice. */
+function onlyContent(chunk: Chunk | undefined): unknown {
+  const choices = chunk?.choices;
+  if (!Array.isArray(choices) || choices.length !== 1) return undefined;
+  return (choices[0] as { delta?: { content?: unknown } } | null)?.delta?.content;
+}
+
+/**
+ * The shape of the chunks of one chat stream that differ only in their text: most chunks of a
+ * stream repeat the same id, created, model and choice, and carry a few characters of the answer.
+ * After a chunk has been parsed and its reader found that it may be handled by its text alone, the
+ * chunk's text before and after its one choice's `delta.content` string is kept, checked by parsing
+ * the shape around a probe string (the reader's `fits` must hold for that parse too). A later event
+ * whose data is that shape around a string with no quote, escape or control character parses to
+ * the same chunk with that string as its text: its reader may take the string without parsing.
+ */
+export class ChunkShape {
+  private shape: Shape | undefined;
+  private shapes = 0;
+
+  /**
+   * The `delta.content` string of `data`, as written, when `data` is in the shape; undefined when
+   * it is not. Callers read it as the text only when NOT_PLAIN finds nothing in it.
+   */
+  match(data: string): string | undefined {
+    const shape = this.shape;
+    // Compared as slices: V8's startsWith walks a long prefix several times slower than equality.
+    if (
+      shape !== undefined &&
+      data.length >= shape.before.length + shape.after.length &&
+      data.slice(0, shape.before.length) === shape.before &&
+      data.slice(data.length - shape.after.length) === shape.after
+    )
+      return data.slice(shape.before.length, data.length - shape.after.length);
+    return undefined;
+  }
+
+  /**
+   * Takes the shape of a parsed chunk (`data` parsed: `chunk`) whose one choice carries text, when
+   * the same chunk with a probe for its text still `fits`.
+   */
+  learn(data: string, chunk: Chunk | undefined, fits: (probed: Chunk) => boolean): void {
+    if (this.shapes >= MAX_SHAPES || typeof onlyContent(chunk) !== "string") return;
+    const at = data.lastIndexOf(CONTENT_KEY);
+    if (at < 0) return;
+    const start = at + CONTENT_KEY.length;
+    // The string's opening quote ends the key; `after` starts with its closing one.
+    const end = stringEnd(data, start - 1);
+    if (end < 0) return;
+    const before = data.slice(0, start);
+    const after = data.slice(end - 1);
+    this.shapes++;
+    let probed: Chunk | undefined;
+    try {
+      probed = JSON.parse(`${before}${PROBE_TEXT}${after}`);
+    } catch {
+      return;
+    }
+    if (probed === undefined || onlyContent(probed) !== PROBE || !fits(probed)) return;
+    this.shape = { before, after };
+  }
+}
