@@ -13,6 +13,8 @@ import {
   TWO_BYTE,
   wordsOf,
 } from "./injection-compile.js";
+import { ENCODED_TRIGGERS, encodedPayloads, mayHoldRot13, rot13 } from "./injection-encoded.js";
+import { FAMILY_RULES, QUALIFIERS } from "./injection-families.js";
 import {
   type Check,
   FUZZY_KEYWORDS,
@@ -90,12 +92,24 @@ function correctionsMap(): Corrections {
 }
 
 const ANCHORS = anchorSources(parsed.map((items, i) => ({ items, last: PHRASES[i]?.anchorLast })));
-/** The anchors, then the template tokens, then the misspellings and the Latin-1 gate. */
+/** The families read on the raw text (injection-families.ts): which ones a text holds, then each. */
+const FAMILY_SET = new RE2.Set(
+  FAMILY_RULES.map((r) => r.source),
+  "u",
+);
+const FAMILY_RES = FAMILY_RULES.map((r) => new RE2(r.source, "gu"));
+
+/**
+ * The anchors, then the template tokens, then the misspellings and the Latin-1 gate, then the
+ * shapes of an encoded payload. The families are a set of their own (FAMILY_SET): with them this
+ * one's program is past what RE2 compiles.
+ */
 const ENTRIES = [
   ...ANCHORS,
   TEMPLATE_TOKENS.join("|"),
   misspellingSource(MISSPELLINGS.flatMap((m) => m.slips)),
   LATIN1_GATE,
+  ...ENCODED_TRIGGERS,
 ];
 /** For a string V8 holds as Latin-1 (most texts), which no other gate concerns. */
 const PREFILTER = new RE2.Set(ENTRIES, "u");
@@ -463,8 +477,52 @@ function templateSpans(text: string, spans: Span[]): Span[] {
   return spans;
 }
 
-/** The exact check: normalize, find the phrases the normalized copy holds, match each. */
-function find(text: string, templates: boolean): Span[] {
+/** A match's start moved past the separator a pattern reads before its first word. */
+function wordStart(text: string, start: number, end: number): number {
+  let i = start;
+  while (i < end && /[^\p{L}\p{N}<#[(]/u.test(text.charAt(i))) i++;
+  return i;
+}
+
+/** A match's end moved back over the separator a pattern reads after its last word. */
+function wordEnd(text: string, start: number, end: number): number {
+  let i = end;
+  while (i > start + 1 && /[^\p{L}\p{N}>\]]/u.test(text.charAt(i - 1))) i--;
+  return i;
+}
+
+/** The families on the raw text (docs/detectors.md#injection-families). */
+function familySpans(text: string, spans: Span[]): void {
+  for (const i of prefilter(FAMILY_SET, text, ALL_FAMILIES)) {
+    const rule = FAMILY_RULES[i];
+    const re = FAMILY_RES[i];
+    if (!rule || !re) continue;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const start = wordStart(text, m.index, m.index + m[0].length);
+      const end = wordEnd(text, start, m.index + m[0].length);
+      const next = rule.unqualified ? nextAfter(text, end) : undefined;
+      const qualified = next?.kind === "word" && QUALIFIERS.has(next.word);
+      if (!qualified && (!rule.imperative || CHECKS.imperative(text, start, end))) spans.push({ start, end });
+      if (m[0].length === 0) re.lastIndex++;
+    }
+  }
+}
+const ALL_FAMILIES = FAMILY_RULES.map((_, i) => i);
+
+/**
+ * Payloads in base64, hex or ROT13 (injection-encoded.ts), each decoded text read by the detector
+ * once (a payload inside a payload is not decoded again); a finding marks the whole encoded token.
+ */
+function encodedSpans(text: string, spans: Span[]): void {
+  for (const payload of encodedPayloads(text)) {
+    if (find(payload.text, true, false).length > 0) spans.push({ start: payload.start, end: payload.end });
+  }
+  if (mayHoldRot13(text)) spans.push(...find(rot13(text), true, false));
+}
+
+/** The exact check: normalize, find the phrases the normalized copy holds, match each; then the families and the encodings. */
+function find(text: string, templates: boolean, decode = true): Span[] {
   const spans: Span[] = [];
   const normalized = normalizeForInjection(text);
   for (const i of prefilter(EXACT_SET, normalized.text, ALL_PHRASES)) {
@@ -473,6 +531,8 @@ function find(text: string, templates: boolean): Span[] {
     if (phrase && exact) matchPhrase(text, normalized, phrase, exact, spans);
   }
   if (templates) templateSpans(text, spans);
+  familySpans(text, spans);
+  if (decode) encodedSpans(text, spans);
   return normalizeSpans(spans);
 }
 
@@ -497,7 +557,7 @@ function screen(text: string, utf8?: Buffer): { phrases: boolean; templates: boo
   // search through the text is not needed.
   const wide = (utf8 === undefined || utf8.length !== text.length) && TWO_BYTE.test(text);
   const set = wide ? PREFILTER_WIDE : PREFILTER;
-  if (!anyEntry(set, utf8 ?? text)) return NOTHING;
+  if (!anyEntry(set, utf8 ?? text) && !anyEntry(FAMILY_SET, utf8 ?? text)) return NOTHING;
   TEMPLATES.lastIndex = 0;
   return { phrases: true, templates: TEMPLATES.test(text) };
 }
