@@ -163,6 +163,10 @@ const SUBJECTS = new Set([
   "versions",
   "options",
   "flags",
+  // the model as the subject: "make an AI answer without filters" tells of a jailbreak
+  "ai",
+  "model",
+  "chatbot",
 ]);
 /** Words skipped on the way back to the subject: "these rules also override", "it will override". */
 const AUXILIARIES = new Set([
@@ -187,6 +191,10 @@ const AUXILIARIES = new Set([
 ]);
 /** Words after an object that give it a topic ("the earlier guidance on parking"). */
 const TOPICS = new Set(["on", "about", "regarding", "concerning", "re", "over"]);
+/** After "for", determiners that name what an object is for ("instructions for the printer"). */
+const FOR_OWNERS = new Set(["the", "my", "our", "his", "her", "their", "its"]);
+/** Nouns after "for the" that say for how long, not for what. */
+const DURATIONS = new Set(["rest", "remainder", "moment", "time", "duration", "next", "whole", "entire"]);
 /** Nouns an object qualifies ("the old rules table", "your instructions packet"). */
 const COMPOUND_NOUNS = new Set([
   "table",
@@ -375,6 +383,12 @@ const CHECKS: Record<Check, (text: string, start: number, end: number) => boolea
   },
   unqualified(text, _start, end) {
     const next = nextAfter(text, end);
+    if (next.kind === "word" && next.word === "for") {
+      // "the instructions for the coffee machine" names what they are for; "for the rest of
+      // this chat" and "for a moment" say for how long.
+      const [, owner = "", what = ""] = wordsAfter(text, end, 3);
+      return !(FOR_OWNERS.has(owner) && !DURATIONS.has(what));
+    }
     return next.kind !== "word" || (!TOPICS.has(next.word) && !COMPOUND_NOUNS.has(next.word));
   },
   clauseEnd: (text, _start, end) => isClauseEnd(text, end),
@@ -402,6 +416,9 @@ const CHECKS: Record<Check, (text: string, start: number, end: number) => boolea
   },
   acronymUpper(text, start, end) {
     return originalWords(text, start, end).every((w) => !ACRONYMS.has(foldWord(w)) || !hasLowerCase(w));
+  },
+  notSuchAs(text, start) {
+    return wordsBefore(text, start, 1)[0] !== "such";
   },
   titleCase(text, start, end) {
     return originalWords(text, start, end).every((w) => {
@@ -491,6 +508,12 @@ function wordEnd(text: string, start: number, end: number): number {
   return i;
 }
 
+/** The word after `end`, spaces skipped, lower case without accents ("" when a mark comes first). */
+function rawNextWord(text: string, end: number): string {
+  const m = /^[\s\u00a0]*([\p{L}\p{M}]+)/u.exec(text.slice(end, end + 40));
+  return m?.[1] ? m[1].toLowerCase().normalize("NFD").replace(/\p{M}/gu, "") : "";
+}
+
 /** The families on the raw text (docs/detectors.md#injection-families). */
 function familySpans(text: string, spans: Span[]): void {
   for (const i of prefilter(FAMILY_SET, text, ALL_FAMILIES)) {
@@ -501,8 +524,7 @@ function familySpans(text: string, spans: Span[]): void {
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
       const start = wordStart(text, m.index, m.index + m[0].length);
       const end = wordEnd(text, start, m.index + m[0].length);
-      const next = rule.unqualified ? nextAfter(text, end) : undefined;
-      const qualified = next?.kind === "word" && QUALIFIERS.has(next.word);
+      const qualified = rule.unqualified === true && QUALIFIERS.has(rawNextWord(text, end));
       if (!qualified && (!rule.imperative || CHECKS.imperative(text, start, end))) spans.push({ start, end });
       if (m[0].length === 0) re.lastIndex++;
     }
