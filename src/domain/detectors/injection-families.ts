@@ -169,7 +169,6 @@ const OVERRIDE: Record<string, OverrideWords> = {
       "forget(?:\\s+about)?",
       "override",
       "bypass",
-      "skip",
       "discard",
       "dismiss",
       "overlook",
@@ -325,7 +324,6 @@ const OVERRIDE: Record<string, OverrideWords> = {
       "pasa\\s+por\\s+alto",
       "no\\s+(?:sigas|sigan|obedezcas)",
       "haz\\s+caso\\s+omiso\\s+(?:a|de)",
-      "salta(?:te)?",
     ],
     fillers: [
       "todas?",
@@ -584,6 +582,11 @@ const OVERRIDE: Record<string, OverrideWords> = {
     ],
   },
 };
+
+/** Every override verb of every language, as the anchor of the override rules. */
+function overrideAnchor(): string {
+  return `${START}${alt(...Object.values(OVERRIDE).flatMap((w) => w.verbs))}[\\s\\x{a0}]`;
+}
 
 function overrideRules(): FamilyRule[] {
   const out: FamilyRule[] = [];
@@ -1282,6 +1285,34 @@ const PERSONA: string[] = [
 ];
 
 // ---------- all rules ----------
+
+/**
+ * The anchors of the rules, for the prefilter (regex-prompt-injection.ts): for every rule one of
+ * its required parts, so that a text no anchor matches matches no rule. The rules themselves are
+ * too large a program to join the prefilter's set; their anchors are small, so that ordinary text
+ * still costs one pass.
+ */
+export const FAMILY_ANCHORS: string[] = [
+  overrideAnchor(),
+  "<!--",
+  `[\\[<(]${SYSTEM_TAG}[\\])>]`,
+  `${NOTE}${S}${TO}${S}`,
+  `if${S}you(?:'re|${S}are)${S}`,
+  `(?:si${S}(?:tu${S}es|vous${S}[eê]tes)|wenn${S}du${S}(?:eine?${S})?|si${S}eres|se${S}sei|se${S}voc[eê]${S}[eé]|als${S}je${S}een|je[sś]li${S}jeste[sś]|если${S}ты)${SO}(?:une?${S}|un'|uma?${S}|een${S})?${ADDRESSEE}${END}`,
+  `${alt("important", "attention", "note", "warning", "urgent", "critical", "notice", "wichtig", "achtung", "importante", "atenci[oó]n", "aten[çc][ãa]o", "belangrijk", "ważne", "uwaga", "важно", "внимание")}${SO}[:!]`,
+  `(?:color${SO}:${SO}(?:white|#fff(?:fff)?|rgb\\()|font-size${SO}:${SO}0|display${SO}:${SO}none|visibility${SO}:${SO}hidden|opacity${SO}:${SO}0)`,
+  `(?:${SYSTEM_PROMPT}|${FIRST_INSTRUCTIONS})`,
+  `${alt("above", "before", "preceding", "prior\\s+to")}\\s+(?:this|my|your)\\s+${alt("message", "line", "point", "prompt", "conversation", "question", "request", "sentence", "text")}`,
+  `${alt("top", "start", "beginning")}\\s+of\\s+(?:your|the|this)\\s+${alt("context", "conversation", "chat", "prompt")}`,
+  `${START}${REVEAL}${ME}${OF_YOURS}${S}${alt("instructions", "instructies", "instrukcje", "instrucciones", "istruzioni", "instru[çc][õo]es", "anweisungen", "consignes", "инструкции", "rules", "regeln", "r[eè]gles", "reglas", "regole", "regras", "regels", "zasady", "правила")}`,
+  `${AI}\\s+(?:that\\s+(?:is\\s+)?|which\\s+(?:is\\s+)?)?${NO}\\s`,
+  DEVELOPER_MODE,
+  TWO_ANSWERS,
+  NO_RULES,
+  `(?:follow|obey|abide${S}by|adhere${S}to|operate${S}under|bound${S}by)${S}(?:only${S})?(?:these|the${S}following|my|this)${S}(?:new${S})?(?:rules|set${S}of${S}rules|guidelines|policies|directives|laws)`,
+  `never${S}(?:ever${S})?(?:refuses?|declines?|rejects?)`,
+  `,${S}(?:an?|une?|eine?|una?|uma?|een)?${SO}${AI}`,
+].map(ci);
 
 export const FAMILY_RULES: FamilyRule[] = [
   ...overrideRules(),

@@ -14,7 +14,7 @@ import {
   wordsOf,
 } from "./injection-compile.js";
 import { ENCODED_TRIGGERS, encodedPayloads, mayHoldRot13, rot13 } from "./injection-encoded.js";
-import { FAMILY_RULES, QUALIFIERS } from "./injection-families.js";
+import { FAMILY_ANCHORS, FAMILY_RULES, QUALIFIERS } from "./injection-families.js";
 import {
   type Check,
   FUZZY_KEYWORDS,
@@ -101,8 +101,8 @@ const FAMILY_RES = FAMILY_RULES.map((r) => new RE2(r.source, "gu"));
 
 /**
  * The anchors, then the template tokens, then the misspellings and the Latin-1 gate, then the
- * shapes of an encoded payload. The families are a set of their own (FAMILY_SET): with them this
- * one's program is past what RE2 compiles.
+ * shapes of an encoded payload and the anchors of the families (injection-families.ts): one pass
+ * over an ordinary text whatever the family.
  */
 const ENTRIES = [
   ...ANCHORS,
@@ -110,6 +110,7 @@ const ENTRIES = [
   misspellingSource(MISSPELLINGS.flatMap((m) => m.slips)),
   LATIN1_GATE,
   ...ENCODED_TRIGGERS,
+  ...FAMILY_ANCHORS,
 ];
 /** For a string V8 holds as Latin-1 (most texts), which no other gate concerns. */
 const PREFILTER = new RE2.Set(ENTRIES, "u");
@@ -579,7 +580,7 @@ function screen(text: string, utf8?: Buffer): { phrases: boolean; templates: boo
   // search through the text is not needed.
   const wide = (utf8 === undefined || utf8.length !== text.length) && TWO_BYTE.test(text);
   const set = wide ? PREFILTER_WIDE : PREFILTER;
-  if (!anyEntry(set, utf8 ?? text) && !anyEntry(FAMILY_SET, utf8 ?? text)) return NOTHING;
+  if (!anyEntry(set, utf8 ?? text)) return NOTHING;
   TEMPLATES.lastIndex = 0;
   return { phrases: true, templates: TEMPLATES.test(text) };
 }
