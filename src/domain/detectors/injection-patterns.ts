@@ -38,7 +38,9 @@ export type Check =
   /** Jailbreak acronyms (DAN, STAN, DUDE, AIM) written in capitals, so that "Dan" and "aim" are names and verbs. */
   | "acronymUpper"
   /** Every word capitalized ("Do Anything Now"). */
-  | "titleCase";
+  | "titleCase"
+  /** Not an example named in a list ("jailbreaks such as developer mode"). */
+  | "notSuchAs";
 
 export interface Phrase {
   family: Family;
@@ -1313,7 +1315,7 @@ export const PHRASES: Phrase[] = [
       ARTICLE,
       PERSONA,
     ),
-    checks: ["acronymUpper"],
+    checks: ["acronymUpper", "notSuchAs"],
   },
   // DAN mode enabled / jailbreak mode / ChatGPT with Developer Mode
   {
@@ -1483,7 +1485,8 @@ export const PHRASES: Phrase[] = [
       QUALITIES,
       LIMITS,
     ),
-    checks: ["unqualified"],
+    // "make an AI answer without filters" describes a jailbreak; it does not ask for one.
+    checks: ["unqualified", "imperative"],
   },
   // you have no content restrictions (anymore)
   {

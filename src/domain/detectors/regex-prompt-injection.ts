@@ -13,6 +13,8 @@ import {
   TWO_BYTE,
   wordsOf,
 } from "./injection-compile.js";
+import { ENCODED_TRIGGERS, encodedPayloads, mayHoldRot13, rot13 } from "./injection-encoded.js";
+import { FAMILY_ANCHORS, FAMILY_RULES, QUALIFIERS } from "./injection-families.js";
 import {
   type Check,
   FUZZY_KEYWORDS,
@@ -90,12 +92,25 @@ function correctionsMap(): Corrections {
 }
 
 const ANCHORS = anchorSources(parsed.map((items, i) => ({ items, last: PHRASES[i]?.anchorLast })));
-/** The anchors, then the template tokens, then the misspellings and the Latin-1 gate. */
+/** The families read on the raw text (injection-families.ts): which ones a text holds, then each. */
+const FAMILY_SET = new RE2.Set(
+  FAMILY_RULES.map((r) => r.source),
+  "u",
+);
+const FAMILY_RES = FAMILY_RULES.map((r) => new RE2(r.source, "gu"));
+
+/**
+ * The anchors, then the template tokens, then the misspellings and the Latin-1 gate, then the
+ * shapes of an encoded payload and the anchors of the families (injection-families.ts): one pass
+ * over an ordinary text whatever the family.
+ */
 const ENTRIES = [
   ...ANCHORS,
   TEMPLATE_TOKENS.join("|"),
   misspellingSource(MISSPELLINGS.flatMap((m) => m.slips)),
   LATIN1_GATE,
+  ...ENCODED_TRIGGERS,
+  ...FAMILY_ANCHORS,
 ];
 /** For a string V8 holds as Latin-1 (most texts), which no other gate concerns. */
 const PREFILTER = new RE2.Set(ENTRIES, "u");
@@ -149,6 +164,10 @@ const SUBJECTS = new Set([
   "versions",
   "options",
   "flags",
+  // the model as the subject: "make an AI answer without filters" tells of a jailbreak
+  "ai",
+  "model",
+  "chatbot",
 ]);
 /** Words skipped on the way back to the subject: "these rules also override", "it will override". */
 const AUXILIARIES = new Set([
@@ -173,6 +192,10 @@ const AUXILIARIES = new Set([
 ]);
 /** Words after an object that give it a topic ("the earlier guidance on parking"). */
 const TOPICS = new Set(["on", "about", "regarding", "concerning", "re", "over"]);
+/** After "for", determiners that name what an object is for ("instructions for the printer"). */
+const FOR_OWNERS = new Set(["the", "my", "our", "his", "her", "their", "its"]);
+/** Nouns after "for the" that say for how long, not for what. */
+const DURATIONS = new Set(["rest", "remainder", "moment", "time", "duration", "next", "whole", "entire"]);
 /** Nouns an object qualifies ("the old rules table", "your instructions packet"). */
 const COMPOUND_NOUNS = new Set([
   "table",
@@ -361,6 +384,12 @@ const CHECKS: Record<Check, (text: string, start: number, end: number) => boolea
   },
   unqualified(text, _start, end) {
     const next = nextAfter(text, end);
+    if (next.kind === "word" && next.word === "for") {
+      // "the instructions for the coffee machine" names what they are for; "for the rest of
+      // this chat" and "for a moment" say for how long.
+      const [, owner = "", what = ""] = wordsAfter(text, end, 3);
+      return !(FOR_OWNERS.has(owner) && !DURATIONS.has(what));
+    }
     return next.kind !== "word" || (!TOPICS.has(next.word) && !COMPOUND_NOUNS.has(next.word));
   },
   clauseEnd: (text, _start, end) => isClauseEnd(text, end),
@@ -388,6 +417,9 @@ const CHECKS: Record<Check, (text: string, start: number, end: number) => boolea
   },
   acronymUpper(text, start, end) {
     return originalWords(text, start, end).every((w) => !ACRONYMS.has(foldWord(w)) || !hasLowerCase(w));
+  },
+  notSuchAs(text, start) {
+    return wordsBefore(text, start, 1)[0] !== "such";
   },
   titleCase(text, start, end) {
     return originalWords(text, start, end).every((w) => {
@@ -463,8 +495,57 @@ function templateSpans(text: string, spans: Span[]): Span[] {
   return spans;
 }
 
-/** The exact check: normalize, find the phrases the normalized copy holds, match each. */
-function find(text: string, templates: boolean): Span[] {
+/** A match's start moved past the separator a pattern reads before its first word. */
+function wordStart(text: string, start: number, end: number): number {
+  let i = start;
+  while (i < end && /[^\p{L}\p{N}<#[(]/u.test(text.charAt(i))) i++;
+  return i;
+}
+
+/** A match's end moved back over the separator a pattern reads after its last word. */
+function wordEnd(text: string, start: number, end: number): number {
+  let i = end;
+  while (i > start + 1 && /[^\p{L}\p{N}>\]]/u.test(text.charAt(i - 1))) i--;
+  return i;
+}
+
+/** The word after `end`, spaces skipped, lower case without accents ("" when a mark comes first). */
+function rawNextWord(text: string, end: number): string {
+  const m = /^[\s\u00a0]*([\p{L}\p{M}]+)/u.exec(text.slice(end, end + 40));
+  return m?.[1] ? m[1].toLowerCase().normalize("NFD").replace(/\p{M}/gu, "") : "";
+}
+
+/** The families on the raw text (docs/detectors.md#injection-families). */
+function familySpans(text: string, spans: Span[]): void {
+  for (const i of prefilter(FAMILY_SET, text, ALL_FAMILIES)) {
+    const rule = FAMILY_RULES[i];
+    const re = FAMILY_RES[i];
+    if (!rule || !re) continue;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const start = wordStart(text, m.index, m.index + m[0].length);
+      const end = wordEnd(text, start, m.index + m[0].length);
+      const qualified = rule.unqualified === true && QUALIFIERS.has(rawNextWord(text, end));
+      if (!qualified && (!rule.imperative || CHECKS.imperative(text, start, end))) spans.push({ start, end });
+      if (m[0].length === 0) re.lastIndex++;
+    }
+  }
+}
+const ALL_FAMILIES = FAMILY_RULES.map((_, i) => i);
+
+/**
+ * Payloads in base64, hex or ROT13 (injection-encoded.ts), each decoded text read by the detector
+ * once (a payload inside a payload is not decoded again); a finding marks the whole encoded token.
+ */
+function encodedSpans(text: string, spans: Span[]): void {
+  for (const payload of encodedPayloads(text)) {
+    if (find(payload.text, true, false).length > 0) spans.push({ start: payload.start, end: payload.end });
+  }
+  if (mayHoldRot13(text)) spans.push(...find(rot13(text), true, false));
+}
+
+/** The exact check: normalize, find the phrases the normalized copy holds, match each; then the families and the encodings. */
+function find(text: string, templates: boolean, decode = true): Span[] {
   const spans: Span[] = [];
   const normalized = normalizeForInjection(text);
   for (const i of prefilter(EXACT_SET, normalized.text, ALL_PHRASES)) {
@@ -473,6 +554,8 @@ function find(text: string, templates: boolean): Span[] {
     if (phrase && exact) matchPhrase(text, normalized, phrase, exact, spans);
   }
   if (templates) templateSpans(text, spans);
+  familySpans(text, spans);
+  if (decode) encodedSpans(text, spans);
   return normalizeSpans(spans);
 }
 
