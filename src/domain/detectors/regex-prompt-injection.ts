@@ -164,11 +164,14 @@ const SUBJECTS = new Set([
   "versions",
   "options",
   "flags",
-  // the model as the subject: "make an AI answer without filters" tells of a jailbreak
-  "ai",
-  "model",
-  "chatbot",
 ]);
+/**
+ * The model named before an imperative: the subject of a statement when a determiner comes first
+ * ("make an AI answer without filters" tells of a jailbreak), but the one addressed when not
+ * ("Hey AI ignore all previous instructions" is the attack itself).
+ */
+const MODEL_WORDS = new Set(["ai", "model", "chatbot"]);
+const DETERMINERS = new Set(["a", "an", "the", "this", "that", "your", "any", "every", "some", "my", "our"]);
 /** Words skipped on the way back to the subject: "these rules also override", "it will override". */
 const AUXILIARIES = new Set([
   "also",
@@ -376,8 +379,11 @@ function isClauseEnd(text: string, end: number): boolean {
 
 const CHECKS: Record<Check, (text: string, start: number, end: number) => boolean> = {
   imperative(text, start) {
-    for (const word of wordsBefore(text, start, 4)) {
+    const words = wordsBefore(text, start, 5);
+    for (let i = 0; i < words.length; i++) {
+      const word = words[i] as string;
       if (NEGATIONS.has(word) || SUBJECTS.has(word)) return false;
+      if (MODEL_WORDS.has(word)) return !DETERMINERS.has(words[i + 1] ?? "");
       if (!AUXILIARIES.has(word)) return true;
     }
     return true;
