@@ -1,4 +1,5 @@
 import type { Span } from "../content-scan.js";
+import { chainBack, chainForward, findPostalLines } from "./address-world.js";
 import { ENGLISH_WORD_SET, nameKey } from "./name-data.js";
 import { collect, isAsciiLetter, isDigit, lowerBefore, normalizeSpans, whole } from "./spans.js";
 import {
@@ -244,11 +245,12 @@ export function findAddresses(text: string): Span[] {
     if (groups.typeFirst !== undefined)
       return { start: m.index, end: extendTail(text, m.index + m[0].length) };
     if (groups.poBox !== undefined) return withPrefix(text, m, PO_BOX_START, 24);
-    if (groups.uk !== undefined) return keepUkPostcode(text, m);
-    if (groups.zip !== undefined) return keepZip(text, m);
-    if (groups.canada !== undefined) return withPrefix(text, m, CANADA_START, 8);
+    if (groups.uk !== undefined) return withChain(text, keepUkPostcode(text, m));
+    if (groups.zip !== undefined) return withChain(text, keepZip(text, m));
+    if (groups.canada !== undefined) return withChain(text, withPrefix(text, m, CANADA_START, 8));
     return whole(m);
   });
+  findPostalLines(text, spans);
   if (text.includes("s/n")) {
     collect(
       WITHOUT_NUMBER,
@@ -257,5 +259,11 @@ export function findAddresses(text: string): Span[] {
       spans,
     );
   }
+  for (const s of spans) s.end = chainForward(text, s.end);
   return normalizeSpans(spans);
+}
+
+/** A postcode form with the parts of the address before it (docs/detectors.md#address-countries). */
+function withChain(text: string, span: Span | null): Span | null {
+  return span && { start: chainBack(text, span.start), end: span.end };
 }

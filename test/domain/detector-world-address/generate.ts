@@ -83,15 +83,23 @@ const CA: Country = (f) => {
   if (maybe(f, 0.3)) lines.push("Canada");
   return lines;
 };
+/** faker's inward codes hold letters Royal Mail never uses (O, I, ...): the inward part is drawn here. */
+const INWARD = "ABDEFGHJLNPQRSTUWXYZ";
+const ukPostcode = (f: Faker) =>
+  `${f.location.zipCode().split(" ")[0]} ${num(f, 0, 9)}${pick(f, [...INWARD])}${pick(f, [...INWARD])}`;
+/** An Eircode: a routing key and four characters of the letters An Post uses. */
+const EIR = "0123456789ACDEFHKNPRTVWXY";
+const eircode = (f: Faker) =>
+  `${pick(f, [..."ACDEFHKNPRTVWXY"])}${num(f, 10, 99)} ${Array.from({ length: 4 }, () => pick(f, [...EIR])).join("")}`;
 const GB: Country = (f) => {
-  const lines = [`${num(f, 1, 300)} ${street(f)}`, f.location.city(), f.location.zipCode().replace(/O/g, "0")];
+  const lines = [`${num(f, 1, 300)} ${street(f)}`, f.location.city(), ukPostcode(f)];
   if (maybe(f, 0.3)) lines.push(pick(f, ["United Kingdom", "UK"]));
   return lines;
 };
 const IE: Country = (f) => {
   const county = pick(f, ["Dublin", "Cork", "Galway", "Kerry", "Mayo", "Wicklow", "Meath", "Clare", "Limerick"]);
   const lines = [`${num(f, 1, 300)} ${street(f)}`, f.location.city(), `Co. ${county}`];
-  lines.push(f.location.zipCode().replace(/O/g, "0"));
+  lines.push(eircode(f));
   if (maybe(f, 0.4)) lines.push("Ireland");
   return lines;
 };

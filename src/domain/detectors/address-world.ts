@@ -1,0 +1,314 @@
+import type { Span } from "../content-scan.js";
+import { COUNTRY_NAMES, IN_STATES, JP_PREFECTURES, placeKey, REGION_NAMES } from "./address-places.js";
+
+/**
+ * The postal lines of many countries and the lines around them (docs/detectors.md#address-countries).
+ *
+ * A postcode in its country's shape, with the place written beside it, is the anchor: `1015 CJ
+ * Amsterdam`, `00-950 Warszawa`, `110 00 Praha 1`, `01310-100`, `2000-123 Lisboa`, `C1043AAZ
+ * CABA`, `CP 06600 Ciudad de México`, `NSW 2000`, `Tokyo 150-0002`, `Mumbai - 400001`, `D-10115
+ * Berlin`. From the anchor the address is read backwards over the lines or comma-separated parts
+ * before it, as far as the farthest one that carries a house number (the street, a unit line, a
+ * block number), and forwards over a region and a country. Shapes that are also how amounts and
+ * counts are written (`12040 Mehmetland`, `Auckland 1010`) are kept only when such a street part
+ * stands before them.
+ */
+
+/** Every alternative starts at a digit; the letters a form needs before it are read by lookbehind. */
+const POSTAL = new RegExp(
+  [
+    // 1015 CJ Amsterdam (Netherlands: four digits, two letters; SA, SD, SS are never issued)
+    String.raw`(?<nl>\b[1-9]\d{3}[ ]?(?!SA|SD|SS|MB|GB|KB|TB|AM|PM|AD|BC|CE|KG|KM|HZ|PX|ML|MM|CM)[A-Z]{2}(?![\p{L}\p{N}]))`,
+    // 00-950 Warszawa (Poland), 2000-123 Lisboa (Portugal), 01310-100 (Brazil)
+    String.raw`(?<dash>\b(?:\d{2}-\d{3}|\d{4}-\d{3}|\d{5}-\d{3})(?![\p{N}-]))`,
+    // 110 00 Praha, 114 55 Stockholm (Czechia, Slovakia, Sweden)
+    String.raw`(?<split>\b\d{3}[ ]\d{2}(?![\p{N}]))`,
+    // C1043AAZ (Argentina's CPA)
+    String.raw`(?<ar>\d(?<=\b[A-HJ-NP-Z]\d)\d{3}[A-Z]{3}\b)`,
+    // D02 X285 (Irish Eircode), checked beside its county or country in code
+    String.raw`(?<ie>\d(?<=\b[AC-FHKNPRTV-Y]\d)\d[ ]?[0-9AC-FHKNPRTV-Y]{4}\b|6W(?<=\bD6W)[ ]?[0-9AC-FHKNPRTV-Y]{4}\b)`,
+    // CP 06600 (Mexico), D-10115 (a country letter before a postcode)
+    String.raw`(?<prefixed>\d(?<=(?:\bC\.?[ ]?P\.?:?[ ]?|\b(?:D|A|CH|F|B|I|E|L|DK|N|S|FI|NL|SK|CZ|PL)-)\d)\d{3,4}(?!\d))`,
+    // NSW 2000 (an Australian state before four digits)
+    String.raw`(?<au>\d(?<=\b(?:NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|ACT|NT)[ ]{1,2}\d)\d{3}(?!\d))`,
+    // Tokyo 150-0002, 〒150-0002 (Japan)
+    String.raw`(?<jp>\d(?<=(?:\p{Ll}|〒)[ ]?\d)\d{2}-\d{4}(?!\d))`,
+    // Mumbai - 400001, Maharashtra 400001, PIN 400001 (India)
+    String.raw`(?<in>[1-9](?<=(?:\p{Ll}[ ]?[-–][ ]?|\p{Ll},?[ ]|PIN[ ]?(?:[Cc]ode)?[: ]{1,2})[1-9])\d{2}[ ]?\d{3}(?!\d))`,
+    // 12040 Mehmetland, 75001 Paris, Auckland 1010: only after a street part (checked in code)
+    String.raw`(?<bare>\b\d{4,5}(?!\d))`,
+  ].join("|"),
+  "gu",
+);
+
+// A place written after a postcode: capitalized words (or a word in capitals, as Norway writes it),
+// with the link words of place names, and a district number (`Praha 1`, `Wien 3`).
+const PLACE_AFTER = new RegExp(
+  String.raw`[ ]{1,2}(?:\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3})(?:[ ](?:(?:de|del|la|las|los|do|da|dos|das|di|am|an|im|der|sur|en|le|les|upon|on|y|e|bei|ob|nad|pod)[ ])?\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3}){0,3}(?:[ ]\d{1,2}(?![\p{N}\p{L}]))?(?:[ ]\(\p{Lu}{2}\))?`,
+  "uy",
+);
+// A place written before a postcode, read back from it (`Auckland 1010`, `Sydney NSW 2000`).
+const PLACE_BEFORE = /(?:\p{Lu}[\p{L}'’.-]{1,30}[ ]){1,4}$/u;
+const PLACE_BEFORE_COMMA = /(?:\p{Lu}[\p{L}'’.-]{1,30}[ ]){0,3}\p{Lu}[\p{L}'’.-]{1,30},?[ ]{1,2}$/u;
+
+interface Anchor {
+  start: number;
+  end: number;
+  /** A weak anchor is kept only when a street part stands before it. */
+  weak: boolean;
+}
+
+function placeAfter(text: string, end: number): number {
+  PLACE_AFTER.lastIndex = end;
+  const m = PLACE_AFTER.exec(text);
+  if (m === null) return -1;
+  let e = end + m[0].length;
+  // A full stop ends the sentence, not the place (`... 1015 CJ Amsterdam.`).
+  while (text.charCodeAt(e - 1) === 46) e--;
+  return e;
+}
+
+function isSeparatorBefore(text: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && text.charCodeAt(i) === 32) i--;
+  if (i < 0) return true;
+  const c = text.charCodeAt(i);
+  // start of a line, a comma, a quote, a colon, a dash between parts
+  return c === 10 || c === 44 || c === 34 || c === 39 || c === 58 || c === 45 || c === 40 || c === 61;
+}
+
+function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | undefined>): Anchor | null {
+  const start = m.index;
+  const end = start + m[0].length;
+  if (g.nl !== undefined || g.split !== undefined || g.ar !== undefined) {
+    if (!isSeparatorBefore(text, start)) return null;
+    const e = placeAfter(text, end);
+    return e < 0 ? null : { start, end: e, weak: false };
+  }
+  if (g.dash !== undefined) {
+    const prev = text.charCodeAt(start - 1);
+    if (prev === 45 || prev === 46 || prev === 47) return null;
+    const e = placeAfter(text, end);
+    // The Brazilian CEP stands alone on its line, or after `CEP`.
+    if (m[0].length === 9) {
+      const cep = /\bCEP:?[ ]?$/.test(text.slice(Math.max(0, start - 5), start));
+      if (e < 0 && !cep && !isSeparatorBefore(text, start)) return null;
+      return { start: cep ? start - (text.slice(start - 5, start).match(/CEP:?[ ]?$/)?.[0].length ?? 0) : start, end: Math.max(e, end), weak: !cep && e < 0 };
+    }
+    if (e < 0 || !isSeparatorBefore(text, start)) return null;
+    return { start, end: e, weak: false };
+  }
+  if (g.prefixed !== undefined) {
+    const lead = /(?:\bC\.?[ ]?P\.?:?[ ]?|\b[A-Z]{1,2}-)$/.exec(text.slice(Math.max(0, start - 6), start + 1).slice(0, -1));
+    const s = lead ? start - lead[0].length : start;
+    const e = placeAfter(text, end);
+    if (e < 0) return null;
+    return { start: s, end: e, weak: false };
+  }
+  if (g.ie !== undefined) {
+    const s = text.charCodeAt(start - 1) === 68 && m[0].startsWith("6W") ? start - 1 : start - 1;
+    // An Eircode is read beside its county (`Co. Cork`) or before `Ireland`.
+    const before = text.slice(Math.max(0, s - 30), s);
+    const after = text.slice(end, end + 12);
+    if (!/\b(?:Co\.|County)[ ]\p{Lu}\p{Ll}+,?[ \n]{1,3}$|\bDublin(?:[ ]\d{1,2})?,?[ \n]{1,3}$/u.test(before) && !/^,?[ \n]{1,3}(?:Ireland|Éire)\b/.test(after))
+      return null;
+    return { start: s, end, weak: false };
+  }
+  if (g.au !== undefined) {
+    const state = /(?:NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|ACT|NT)[ ]{1,2}$/.exec(text.slice(Math.max(0, start - 6), start));
+    if (state === null) return null;
+    const s = start - state[0].length;
+    const place = PLACE_BEFORE_COMMA.exec(text.slice(Math.max(0, s - 60), s));
+    if (place === null) return null;
+    return { start: s - place[0].length, end, weak: false };
+  }
+  if (g.jp !== undefined) {
+    if (text.charCodeAt(start - 1) === 0x3012 || text.charCodeAt(start - 2) === 0x3012)
+      return { start: text.lastIndexOf("〒", start), end, weak: false };
+    const word = /(\p{Lu}\p{Ll}+)(?:-(?:ken|fu|to))?,?[ ]$/u.exec(text.slice(Math.max(0, start - 24), start));
+    if (word === null || !JP_PREFECTURES.has((word[1] as string).toLowerCase())) return null;
+    return { start: start - word[0].length, end, weak: false };
+  }
+  if (g.in !== undefined) {
+    const before = text.slice(Math.max(0, start - 40), start);
+    const pin = /PIN[ ]?(?:[Cc]ode)?[: ]{1,2}$/.exec(before);
+    if (pin) return { start: start - pin[0].length, end, weak: false };
+    const dash = /(?:\p{Lu}[\p{L}.]{1,30}[ ]){0,2}\p{Lu}[\p{L}.]{1,30}[ ]?[-–][ ]?$/u.exec(before);
+    if (dash) return { start: start - dash[0].length, end, weak: false };
+    const state = /((?:\p{Lu}\p{Ll}+[ ]){0,2}\p{Lu}\p{Ll}+),?[ ]$/u.exec(before);
+    if (state && IN_STATES.has((state[1] as string).toLowerCase())) return { start: start - state[0].length, end, weak: false };
+    return null;
+  }
+  if (g.bare !== undefined) {
+    const prev = text.charCodeAt(start - 1);
+    if (prev === 45 || prev === 46 || prev === 47 || prev === 44) return null;
+    if (isSeparatorBefore(text, start)) {
+      const e = placeAfter(text, end);
+      if (e >= 0) return { start, end: e, weak: true };
+    }
+    // A place before four digits (`Auckland 1010`, `Wellington 6011`).
+    if (m[0].length === 4 && text.charCodeAt(start - 1) === 32) {
+      const place = PLACE_BEFORE.exec(text.slice(Math.max(0, start - 50), start));
+      if (place !== null && isSeparatorBefore(text, start - place[0].length)) return { start: start - place[0].length, end, weak: true };
+    }
+  }
+  return null;
+}
+
+// --- the parts of an address around an anchor -------------------------------------------------
+
+/** Words that may stand inside the parts of an address besides capitalized words and numbers. */
+const LINK_WORDS = new Set(
+  (
+    "de del della delle dei di da do dos das du des la las los le les el y e van der den ter ten von zu am im an " +
+    "upon on sur sous bei ob nad pod ul. al. pl. os. m. bus bis ter apto apto. apt apt. sala casa int. depto. depto " +
+    "piso th tv mf st. sal lgh. lgh hus leil. no. nr. nº n° of and"
+  ).split(" "),
+);
+/** Words that begin a unit or a street and may start a part without a capital. */
+const PART_LEAD = /^(?:ul\.|al\.|pl\.|os\.|rondo|park|skwer|rynek|aleja|ulica|plac|osiedle)$/;
+
+/**
+ * Where the address-like end of a part begins, and whether it carries a number (a house number, a
+ * unit, a block) — or -1 when nothing of it is address-like.
+ */
+function partStart(text: string, from: number, to: number): { start: number; numbered: boolean } | null {
+  const part = text.slice(from, to);
+  const tokens = part.split(/([ ]+)/);
+  let at = part.length;
+  let start = -1;
+  let numbered = false;
+  let words = 0;
+  for (let i = tokens.length - 1; i >= 0; i -= 2) {
+    const t = tokens[i] as string;
+    const sep = i > 0 ? (tokens[i - 1] as string).length : 0;
+    at -= t.length;
+    if (t === "") {
+      at -= sep;
+      continue;
+    }
+    const first = t.codePointAt(0) as number;
+    const isNumber = /^(?:\d{1,5}[\p{L}]{0,2}(?:[/-]\d{1,5}[\p{L}]?){0,2}[º°ª.]?|[A-Z]\d{0,3}|\d{1,2}\.|\d{1,2}[º°ª])$/u.test(t);
+    const isCap = /^\p{Lu}/u.test(String.fromCodePoint(first)) && /^[\p{L}'’.()-]+$/u.test(t);
+    const isLink = LINK_WORDS.has(t.toLowerCase()) || PART_LEAD.test(t);
+    if (!isNumber && !isCap && !isLink) break;
+    if (++words > 8) return null;
+    if (isNumber) numbered = true;
+    if (isNumber || isCap || PART_LEAD.test(t)) start = at;
+    at -= sep;
+  }
+  if (start < 0) return null;
+  return { start: from + start, numbered };
+}
+
+/**
+ * The separator before `at` (a comma, one line break, ` - `), and the start of the part before it:
+ * a part ends where a sentence, a quote, a label or a blank line does.
+ */
+function partBefore(text: string, at: number): { from: number; to: number } | null {
+  let i = at;
+  while (i > 0 && text.charCodeAt(i - 1) === 32) i--;
+  const c = text.charCodeAt(i - 1);
+  if (c === 44) i--;
+  else if (c === 10) {
+    i--;
+    if (text.charCodeAt(i - 1) === 13) i--;
+    // A blank line ends the block.
+    let j = i;
+    while (j > 0 && text.charCodeAt(j - 1) === 32) j--;
+    if (j === 0 || text.charCodeAt(j - 1) === 10) return null;
+  } else if (c === 45 && text.charCodeAt(i - 2) === 32) i -= 2;
+  else return null;
+  while (i > 0 && text.charCodeAt(i - 1) === 32) i--;
+  const to = i;
+  let from = to;
+  while (from > 0 && to - from < 80) {
+    const d = text.charCodeAt(from - 1);
+    if (d === 44 || d === 10 || d === 34 || d === 58 || d === 59 || d === 61 || d === 9 || d === 124 || d === 123) break;
+    if (d === 32 && text.charCodeAt(from - 2) === 45 && text.charCodeAt(from - 3) === 32) break;
+    // A full stop, ! or ? before a space ends a sentence unless it abbreviates (`ul.`, `Co.`).
+    if (d === 32 && /[!?]/.test(text[from - 2] ?? "")) break;
+    if (d === 32 && text.charCodeAt(from - 2) === 46 && !/(?:^|[ (])(?:ul|al|pl|os|Co|Col|St|Av|Avda|Calz|Blvd|No|Nr|Int|Depto|apto|Gl|m|C\.P|Dr|Mt|Ft|Sta|Ste)\.$/.test(text.slice(Math.max(0, from - 8), from - 1)))
+      break;
+    from--;
+  }
+  if (to - from >= 80 || from === to) return null;
+  return { from, to };
+}
+
+/** How far back the parts before an anchor reach, up to the farthest part with a number. */
+function chainBack(text: string, start: number): number {
+  let at = start;
+  let best = start;
+  // A part without a number directly before the farthest numbered one is its street (`Rua Augusta, 1500`).
+  let pendingName = -1;
+  for (let n = 0; n < 5; n++) {
+    const part = partBefore(text, at);
+    if (part === null) break;
+    const s = partStart(text, part.from, part.to);
+    if (s === null) break;
+    if (s.numbered) {
+      best = s.start;
+      pendingName = -1;
+    } else if (best !== start && pendingName < 0 && /^\d/.test(text.slice(best, best + 1))) pendingName = s.start;
+    if (s.start !== part.from) break;
+    at = part.from;
+  }
+  if (pendingName >= 0 && best !== start) {
+    // The named part is taken only when it is the street of a bare number (`Calle Mayor, 5`).
+    const bare = /^\d{1,5}[a-zA-Z]?(?:[ ]|,|$)/.test(text.slice(best, best + 7));
+    if (bare) best = pendingName;
+  }
+  return best;
+}
+
+/** How far the region and country after an address reach (`, SP`, `\nMaharashtra`, `, Japan`). */
+function chainForward(text: string, end: number): number {
+  let at = end;
+  for (let n = 0; n < 3; n++) {
+    let i = at;
+    while (text.charCodeAt(i) === 32) i++;
+    const c = text.charCodeAt(i);
+    if (c === 44) i++;
+    else if (c === 10) i++;
+    else if (c === 45 && text.charCodeAt(i + 1) === 32) i++;
+    else if (c === 13 && text.charCodeAt(i + 1) === 10) i += 2;
+    else break;
+    while (text.charCodeAt(i) === 32) i++;
+    const m = /^(?:\(?[A-Z]{2,4}\)?|\p{Lu}[\p{L}.'’-]*(?:[ ](?:of|do|de|and|y|und|et)?[ ]?\p{Lu}[\p{L}.'’-]*){0,3})(?![\p{L}\p{N}])/u.exec(
+      text.slice(i, i + 48),
+    );
+    if (m === null) break;
+    const word = m[0];
+    const key = placeKey(word.replace(/[()]/g, ""));
+    const isCode = /^\(?[A-Z]{2,4}\)?$/.test(word);
+    if (!isCode && !COUNTRY_NAMES.has(key) && !REGION_NAMES.has(key) && !COUNTRY_NAMES.has(key.replace(/\./g, ""))) break;
+    // A code stands alone on its part: `, SP` yes, `, OK then`, no.
+    if (isCode) {
+      const next = text.charCodeAt(i + word.length);
+      if (!(Number.isNaN(next) || next === 10 || next === 44 || next === 34 || next === 39 || next === 13 || next === 46)) break;
+    }
+    at = i + word.length;
+  }
+  return at;
+}
+
+/** Anchors with the parts before them, and the region and country after. */
+export function findPostalLines(text: string, out: Span[]): void {
+  POSTAL.lastIndex = 0;
+  for (let m = POSTAL.exec(text); m !== null; m = POSTAL.exec(text)) {
+    const a = anchorOf(text, m, m.groups ?? {});
+    if (a === null) continue;
+    const start = chainBack(text, a.start);
+    if (a.weak && start === a.start && !endsStreet(out, a.start, text)) continue;
+    out.push({ start, end: chainForward(text, a.end) });
+    if (POSTAL.lastIndex < a.end) POSTAL.lastIndex = a.end;
+  }
+}
+
+/** A span found by the street forms ends in the part right before `at`. */
+function endsStreet(spans: Span[], at: number, text: string): boolean {
+  return spans.some((s) => s.end <= at && /^[ ,\n-]*$/.test(text.slice(s.end, at)));
+}
+
+export { chainBack, chainForward };
