@@ -162,8 +162,12 @@ const LINK_WORDS = new Set(
   (
     "de del della delle dei di da do dos das du des la las los le les el y e van der den ter ten von zu am im an " +
     "upon on sur sous bei ob nad pod ul. al. pl. os. m. bus bis ter apto apto. apt apt. sala casa int. depto. depto " +
-    "piso th tv mf st. sal lgh. lgh hus leil. no. nr. nº n° of and"
+    "th tv mf st. no. nr. nº n° of and"
   ).split(" "),
+);
+/** Words that begin a unit: a part may start with them (`apto 12`, `Piso 3`, `m. 204`). */
+const UNIT_WORDS = new Set(
+  "apto apto. apt apt. sala casa int. int depto. depto piso bus m. lgh. lgh hus leil. flat unit room suite".split(" "),
 );
 /** Words that begin a unit or a street and may start a part without a capital. */
 const PART_LEAD = /^(?:ul\.|al\.|pl\.|os\.|rondo|park|skwer|rynek|aleja|ulica|plac|osiedle)$/;
@@ -190,11 +194,13 @@ function partStart(text: string, from: number, to: number): { start: number; num
     const first = t.codePointAt(0) as number;
     const isNumber = /^(?:\d{1,5}[\p{L}]{0,2}(?:[/-]\d{1,5}[\p{L}]?){0,2}[º°ª.]?|[A-Z]\d{0,3}|\d{1,2}\.|\d{1,2}[º°ª])$/u.test(t);
     const isCap = /^\p{Lu}/u.test(String.fromCodePoint(first)) && /^[\p{L}'’.()-]+$/u.test(t);
-    const isLink = LINK_WORDS.has(t.toLowerCase()) || PART_LEAD.test(t);
+    const lower = t.toLowerCase();
+    const isUnit = UNIT_WORDS.has(lower);
+    const isLink = isUnit || LINK_WORDS.has(lower) || PART_LEAD.test(t);
     if (!isNumber && !isCap && !isLink) break;
     if (++words > 8) return null;
     if (isNumber) numbered = true;
-    if (isNumber || isCap || PART_LEAD.test(t)) start = at;
+    if (isNumber || isCap || isUnit || PART_LEAD.test(t)) start = at;
     at -= sep;
   }
   if (start < 0) return null;
@@ -232,6 +238,7 @@ function partBefore(text: string, at: number): { from: number; to: number } | nu
       break;
     from--;
   }
+  while (from < to && text.charCodeAt(from) === 32) from++;
   if (to - from >= 80 || from === to) return null;
   return { from, to };
 }
@@ -311,4 +318,4 @@ function endsStreet(spans: Span[], at: number, text: string): boolean {
   return spans.some((s) => s.end <= at && /^[ ,\n-]*$/.test(text.slice(s.end, at)));
 }
 
-export { chainBack, chainForward };
+export { chainBack, chainForward, partBefore, partStart };
