@@ -1,4 +1,5 @@
 import type { Span } from "../content-scan.js";
+import { PLACE_QUALIFIERS_DATA } from "./word-data/place-qualifiers.js";
 import { COUNTRY_NAMES, IN_STATES, JP_PREFECTURES, placeKey, REGION_NAMES } from "./address-places.js";
 
 /**
@@ -58,11 +59,27 @@ interface Anchor {
   weak: boolean;
 }
 
+/**
+ * What ends an Italian place's name in lower case (`del friuli`, `terme`; from ISTAT's list, as in
+ * address.ts), or a Spanish one (`Ojo de agua`), then a province in brackets (`(MI)`).
+ */
+const QUALIFIERS = new Set(PLACE_QUALIFIERS_DATA.toLowerCase().split(" "));
+const PLACE_TAIL = /[ ](?:(?:a|al|del|della|dei|di|in|sul|nel|de|la)[ ])?(\p{Ll}{3,})(?![\p{L}\p{N}])/uy;
+const PROVINCE = /[ ]\(\p{Lu}{2}\)/uy;
+
 function placeAfter(text: string, end: number): number {
   PLACE_AFTER.lastIndex = end;
   const m = PLACE_AFTER.exec(text);
   if (m === null) return -1;
   let e = end + m[0].length;
+  PLACE_TAIL.lastIndex = e;
+  const tail = PLACE_TAIL.exec(text);
+  if (tail !== null && (QUALIFIERS.has(tail[1] as string) || /^[ ]de[ ]/.test(tail[0]))) {
+    e += tail[0].length;
+    PROVINCE.lastIndex = e;
+    const p = PROVINCE.exec(text);
+    if (p !== null) e += p[0].length;
+  }
   // A full stop ends the sentence, not the place (`... 1015 CJ Amsterdam.`).
   while (text.charCodeAt(e - 1) === 46) e--;
   return e;
@@ -230,11 +247,12 @@ function partBefore(text: string, at: number): { from: number; to: number } | nu
   let from = to;
   while (from > 0 && to - from < 80) {
     const d = text.charCodeAt(from - 1);
-    if (d === 44 || d === 10 || d === 34 || d === 58 || d === 59 || d === 61 || d === 9 || d === 124 || d === 123) break;
+    if (d === 44 || d === 10 || d === 34 || d === 39 || d === 58 || d === 59 || d === 61 || d === 9 || d === 124 || d === 123)
+      break;
     if (d === 32 && text.charCodeAt(from - 2) === 45 && text.charCodeAt(from - 3) === 32) break;
     // A full stop, ! or ? before a space ends a sentence unless it abbreviates (`ul.`, `Co.`).
     if (d === 32 && /[!?]/.test(text[from - 2] ?? "")) break;
-    if (d === 32 && text.charCodeAt(from - 2) === 46 && !/(?:^|[ (])(?:ul|al|pl|os|Co|Col|St|Av|Avda|Calz|Blvd|No|Nr|Int|Depto|apto|Gl|m|C\.P|Dr|Mt|Ft|Sta|Ste)\.$/.test(text.slice(Math.max(0, from - 8), from - 1)))
+    if (d === 32 && text.charCodeAt(from - 2) === 46 && !/(?:^|[^\p{L}])(?:ul|al|pl|os|Co|Col|St|Av|Avda|Calz|Blvd|Prol|No|Nr|Int|Depto|apto|Gl|m|C\.P|Dr|Mt|Ft|Sta|Ste)\.$/u.test(text.slice(Math.max(0, from - 8), from - 1)))
       break;
     from--;
   }
@@ -263,7 +281,7 @@ function chainBack(text: string, start: number): number {
   }
   if (pendingName >= 0 && best !== start) {
     // The named part is taken only when it is the street of a bare number (`Calle Mayor, 5`).
-    const bare = /^\d{1,5}[a-zA-Z]?(?:[ ]|,|$)/.test(text.slice(best, best + 7));
+    const bare = /^\d{1,5}[a-zA-Z]?(?:[ \n]|,|$)/.test(text.slice(best, best + 7));
     if (bare) best = pendingName;
   }
   return best;

@@ -179,7 +179,7 @@ const FI: Country = (f) => {
   return lines;
 };
 const PL: Country = (f) => {
-  const name = f.location.street().replace(/^\p{Ll}+ /u, "");
+  const name = f.location.street().replace(/^\p{Ll}+\.? /u, "");
   const no = `${f.location.buildingNumber()}${maybe(f, 0.5) ? `/${num(f, 1, 80)}` : ""}`;
   const lines = [`${pick(f, ["ul.", "ul.", "al.", "pl.", "os."])} ${name} ${no}`, `${f.location.zipCode()} ${f.location.city()}`];
   if (maybe(f, 0.3)) lines.push(pick(f, ["Polska", "Poland"]));
