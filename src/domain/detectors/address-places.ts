@@ -41,7 +41,7 @@ const REGIONS =
   "andhra pradesh|arunachal pradesh|assam|bihar|chhattisgarh|goa|gujarat|haryana|himachal pradesh|jharkhand|" +
   "karnataka|kerala|madhya pradesh|maharashtra|manipur|meghalaya|mizoram|nagaland|odisha|punjab|rajasthan|" +
   "sikkim|tamil nadu|telangana|tripura|uttar pradesh|uttarakhand|west bengal|andaman and nicobar islands|" +
-  "chandigarh|dadra and nagar haveli and daman and diu|delhi|jammu and kashmir|ladakh|lakshadweep|puducherry|" +
+  "chandigarh|dadra and nagar haveli and daman and diu|dadra and nagar haveli|daman and diu|delhi|jammu and kashmir|ladakh|lakshadweep|puducherry|" +
   // Mexico
   "aguascalientes|baja california|baja california sur|campeche|chiapas|chihuahua|ciudad de mexico|coahuila|" +
   "colima|durango|guanajuato|guerrero|hidalgo|jalisco|estado de mexico|michoacan|morelos|nayarit|nuevo leon|" +

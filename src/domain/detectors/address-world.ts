@@ -150,7 +150,7 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
     const before = text.slice(Math.max(0, start - 40), start);
     const pin = /PIN[ ]?(?:[Cc]ode)?[: ]{1,2}$/.exec(before);
     if (pin) return { start: start - pin[0].length, end, weak: false };
-    const dash = /(?:\p{Lu}[\p{L}.]{1,30}[ ]){0,2}\p{Lu}[\p{L}.]{1,30}[ ]?[-–][ ]?$/u.exec(before);
+    const dash = /(?:\p{Lu}[\p{L}.-]{1,30}[ ]){0,2}\p{Lu}[\p{L}.-]{1,30}[ ]?[-–][ ]?$/u.exec(before);
     if (dash) return { start: start - dash[0].length, end, weak: false };
     const state = /((?:\p{Lu}\p{Ll}+[ ]){0,2}\p{Lu}\p{Ll}+),?[ ]$/u.exec(before);
     if (state && IN_STATES.has((state[1] as string).toLowerCase())) return { start: start - state[0].length, end, weak: false };
@@ -182,6 +182,8 @@ const LINK_WORDS = new Set(
     "th tv mf st. no. nr. nº n° of and"
   ).split(" "),
 );
+/** Particles of a street's name that may start it (`van der Meerlaan`, `de la Reina`). */
+const NAME_PARTICLES = new Set("de van der den ter ten het la le el los las del da do dos das di du des von zu".split(" "));
 /** Words that begin a unit: a part may start with them (`apto 12`, `Piso 3`, `m. 204`). */
 const UNIT_WORDS = new Set(
   "apto apto. apt apt. sala casa int. int depto. depto piso bus m. lgh. lgh hus leil. flat unit room suite".split(" "),
@@ -200,6 +202,7 @@ function partStart(text: string, from: number, to: number): { start: number; num
   let start = -1;
   let numbered = false;
   let words = 0;
+  let rightStart = -2;
   for (let i = tokens.length - 1; i >= 0; i -= 2) {
     const t = tokens[i] as string;
     const sep = i > 0 ? (tokens[i - 1] as string).length : 0;
@@ -217,7 +220,9 @@ function partStart(text: string, from: number, to: number): { start: number; num
     if (!isNumber && !isCap && !isLink) break;
     if (++words > 8) return null;
     if (isNumber) numbered = true;
-    if (isNumber || isCap || isUnit || PART_LEAD.test(t)) start = at;
+    // A particle joins the word after it only when that word began the part so far.
+    if (isNumber || isCap || isUnit || PART_LEAD.test(t) || (NAME_PARTICLES.has(t) && start === rightStart)) start = at;
+    rightStart = at;
     at -= sep;
   }
   if (start < 0) return null;
@@ -252,7 +257,7 @@ function partBefore(text: string, at: number): { from: number; to: number } | nu
     if (d === 32 && text.charCodeAt(from - 2) === 45 && text.charCodeAt(from - 3) === 32) break;
     // A full stop, ! or ? before a space ends a sentence unless it abbreviates (`ul.`, `Co.`).
     if (d === 32 && /[!?]/.test(text[from - 2] ?? "")) break;
-    if (d === 32 && text.charCodeAt(from - 2) === 46 && !/(?:^|[^\p{L}])(?:ul|al|pl|os|Co|Col|St|Av|Avda|Calz|Blvd|Prol|No|Nr|Int|Depto|apto|Gl|m|C\.P|Dr|Mt|Ft|Sta|Ste)\.$/u.test(text.slice(Math.max(0, from - 8), from - 1)))
+    if (d === 32 && text.charCodeAt(from - 2) === 46 && !/(?:^|[^\p{L}])(?:\p{Lu}\p{Ll}{0,4}|ul|al|pl|os|bulw|apto|depto|lgh|leil|m|C\.P|\d{1,2})\.$/u.test(text.slice(Math.max(0, from - 8), from - 1)))
       break;
     from--;
   }

@@ -66,6 +66,8 @@ const maybe = (f: Faker, p: number) => f.number.float({ min: 0, max: 1 }) < p;
 const num = (f: Faker, min: number, max: number) => String(f.number.int({ min, max }));
 /** faker's street names sometimes carry a stray leading comma or space (es). */
 const street = (f: Faker) => f.location.street().replace(/^[ ,]+/, "");
+/** A surname as an address writes it: faker's es_MX joins some in lower case (`Quintero de la cruz`). */
+const surname = (f: Faker) => f.person.lastName().replace(/(^|[ -])(?!(?:de|la|del|y)\b)(\p{Ll})/gu, (_, a, b: string) => a + b.toUpperCase());
 
 const US: Country = (f) => {
   const lines = [
@@ -201,7 +203,7 @@ const BR: Country = (f) => {
 const MX: Country = (f) => {
   const lines = [
     `${street(f)} ${num(f, 1, 999)}${maybe(f, 0.3) ? ` Int. ${num(f, 1, 40)}` : ""}`,
-    `Col. ${f.person.lastName()}`,
+    `Col. ${surname(f)}`,
     `${pick(f, ["CP", "C.P."])} ${f.location.zipCode()} ${f.location.city()}, ${f.location.state()}`,
   ];
   if (maybe(f, 0.3)) lines.push("México");
@@ -219,7 +221,8 @@ const AR: Country = (f) => {
   return lines;
 };
 const IN: Country = (f) => {
-  const pin = f.location.zipCode().replace(/ /g, "");
+  // India Post's PIN codes start with 1-9 (the first digit is the postal region); faker draws a 0 too.
+  const pin = f.location.zipCode().replace(/ /g, "").replace(/^0/, num(f, 1, 9));
   const lines = [
     `${pick(f, ["Flat", "House No.", "Plot"])} ${num(f, 1, 400)}${maybe(f, 0.5) ? `, ${f.person.lastName()} ${pick(f, ["Apartments", "Residency", "Towers", "Nagar"])}` : ""}`,
     street(f),
