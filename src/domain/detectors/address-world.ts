@@ -45,7 +45,7 @@ const POSTAL = new RegExp(
 // A place written after a postcode: capitalized words (or a word in capitals, as Norway writes it),
 // with the link words of place names, and a district number (`Praha 1`, `Wien 3`).
 const PLACE_AFTER = new RegExp(
-  String.raw`[ ]{1,2}(?:\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3})(?:[ ](?:(?:de|del|la|las|los|do|da|dos|das|di|am|an|im|der|sur|en|le|les|upon|on|y|e|bei|ob|nad|pod)[ ])?\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3}){0,3}(?:[ ]\d{1,2}(?![\p{N}\p{L}]))?(?:[ ]\(\p{Lu}{2}\))?`,
+  String.raw`[ ]{1,2}(?:\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3})(?:[ ](?:(?:de|del|la|las|los|do|da|dos|das|di|am|an|im|in|der|sur|en|le|les|upon|on|y|e|bei|ob|nad|pod)[ ]){0,2}\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3}){0,3}(?:[ ]\d{1,2}(?![\p{N}\p{L}]))?(?:[ ]\(\p{Lu}{2}\))?`,
   "uy",
 );
 // A place written before a postcode, read back from it (`Auckland 1010`, `Sydney NSW 2000`).
@@ -98,9 +98,11 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
   const start = m.index;
   const end = start + m[0].length;
   if (g.nl !== undefined || g.split !== undefined || g.ar !== undefined) {
-    if (!isSeparatorBefore(text, start)) return null;
+    // The CPA's province letter stands before the digit the pattern starts at.
+    const s = g.ar !== undefined ? start - 1 : start;
+    if (!isSeparatorBefore(text, s)) return null;
     const e = placeAfter(text, end);
-    return e < 0 ? null : { start, end: e, weak: false };
+    return e < 0 ? null : { start: s, end: e, weak: false };
   }
   if (g.dash !== undefined) {
     const prev = text.charCodeAt(start - 1);
@@ -211,9 +213,8 @@ function partStart(text: string, from: number, to: number): { start: number; num
       at -= sep;
       continue;
     }
-    const first = t.codePointAt(0) as number;
     const isNumber = /^(?:\d{1,5}[\p{L}]{0,2}(?:[/-]\d{1,5}[\p{L}]?){0,2}[º°ª.]?|[A-Z]\d{0,3}|\d{1,2}\.|\d{1,2}[º°ª])$/u.test(t);
-    const isCap = /^\p{Lu}/u.test(String.fromCodePoint(first)) && /^[\p{L}'’.()-]+$/u.test(t);
+    const isCap = /^\(?\p{Lu}/u.test(t) && /^[\p{L}'’.()-]+$/u.test(t);
     const lower = t.toLowerCase();
     const isUnit = UNIT_WORDS.has(lower);
     const isLink = isUnit || LINK_WORDS.has(lower) || PART_LEAD.test(t);
@@ -252,7 +253,9 @@ function partBefore(text: string, at: number): { from: number; to: number } | nu
   let from = to;
   while (from > 0 && to - from < 80) {
     const d = text.charCodeAt(from - 1);
-    if (d === 44 || d === 10 || d === 34 || d === 39 || d === 58 || d === 59 || d === 61 || d === 9 || d === 124 || d === 123)
+    // An apostrophe inside a name (`O'Keefe`) is no quote.
+    if (d === 39 && !/\p{L}/u.test(text[from - 2] ?? "")) break;
+    if (d === 44 || d === 10 || d === 34 || d === 58 || d === 59 || d === 61 || d === 9 || d === 124 || d === 123)
       break;
     if (d === 32 && text.charCodeAt(from - 2) === 45 && text.charCodeAt(from - 3) === 32) break;
     // A full stop, ! or ? before a space ends a sentence unless it abbreviates (`ul.`, `Co.`).
@@ -312,9 +315,10 @@ function chainForward(text: string, end: number): number {
     const word = m[0];
     const key = placeKey(word.replace(/[()]/g, ""));
     const isCode = /^\(?[A-Z]{2,4}\)?$/.test(word);
-    if (!isCode && !COUNTRY_NAMES.has(key) && !REGION_NAMES.has(key) && !COUNTRY_NAMES.has(key.replace(/\./g, ""))) break;
+    const named = COUNTRY_NAMES.has(key) || REGION_NAMES.has(key) || COUNTRY_NAMES.has(key.replace(/\./g, ""));
+    if (!isCode && !named) break;
     // A code stands alone on its part: `, SP` yes, `, OK then`, no.
-    if (isCode) {
+    if (isCode && !named) {
       const next = text.charCodeAt(i + word.length);
       if (!(Number.isNaN(next) || next === 10 || next === 44 || next === 34 || next === 39 || next === 13 || next === 46)) break;
     }
