@@ -181,7 +181,7 @@ const LINK_WORDS = new Set(
   (
     "de del della delle dei di da do dos das du des la las los le les el y e van der den ter ten von zu am im an " +
     "upon on sur sous bei ob nad pod ul. al. pl. os. m. bus bis ter apto apto. apt apt. sala casa int. depto. depto " +
-    "th tv mf st. no. nr. nº n° of and"
+    "th tv mf st. no. nr. nº n° of and rue dit"
   ).split(" "),
 );
 /** Particles of a street's name that may start it (`van der Meerlaan`, `de la Reina`). */
@@ -214,7 +214,7 @@ function partStart(text: string, from: number, to: number): { start: number; num
       continue;
     }
     const isNumber = /^(?:\d{1,5}[\p{L}]{0,2}(?:[/-]\d{1,5}[\p{L}]?){0,2}[º°ª.]?|[A-Z]\d{0,3}|\d{1,2}\.|\d{1,2}[º°ª])$/u.test(t);
-    const isCap = /^\(?\p{Lu}/u.test(t) && /^[\p{L}'’.()-]+$/u.test(t);
+    const isCap = /^(?:[dlDL]['’])?\(?\p{Lu}/u.test(t) && /^[\p{L}'’.()-]+$/u.test(t);
     const lower = t.toLowerCase();
     const isUnit = UNIT_WORDS.has(lower);
     const isLink = isUnit || LINK_WORDS.has(lower) || PART_LEAD.test(t);
@@ -296,7 +296,7 @@ function chainBack(text: string, start: number): number {
 }
 
 /** How far the region and country after an address reach (`, SP`, `\nMaharashtra`, `, Japan`). */
-function chainForward(text: string, end: number): number {
+function chainForward(text: string, end: number, closing = false): number {
   let at = end;
   for (let n = 0; n < 3; n++) {
     let i = at;
@@ -316,7 +316,9 @@ function chainForward(text: string, end: number): number {
     const key = placeKey(word.replace(/[()]/g, ""));
     const isCode = /^\(?[A-Z]{2,4}\)?$/.test(word);
     const named = COUNTRY_NAMES.has(key) || REGION_NAMES.has(key) || COUNTRY_NAMES.has(key.replace(/\./g, ""));
-    if (!isCode && !named) break;
+    // After an Indian PIN the state closes the address, named as its writer spells it
+    // (`Andra Pradesh`): a place that ends the value is taken there.
+    if (!isCode && !named && !(closing && endsValue(text, i + word.length))) break;
     // A code stands alone on its part: `, SP` yes, `, OK then`, no.
     if (isCode && !named) {
       const next = text.charCodeAt(i + word.length);
@@ -327,6 +329,14 @@ function chainForward(text: string, end: number): number {
   return at;
 }
 
+/** Nothing of the value follows: the end of the text, a quote, a blank line, or a country. */
+function endsValue(text: string, at: number): boolean {
+  const rest = text.slice(at, at + 40);
+  if (/^(?:$|["'\n]?$|["']|\n[ ]*\n|\n[ ]*$)/.test(rest)) return true;
+  const country = /^,?[ ]?\n?[ ]*(\p{Lu}[\p{L} ]{2,30}?)(?=$|["',\n])/u.exec(rest);
+  return country !== null && COUNTRY_NAMES.has(placeKey(country[1] as string));
+}
+
 /** Anchors with the parts before them, and the region and country after. */
 export function findPostalLines(text: string, out: Span[]): void {
   POSTAL.lastIndex = 0;
@@ -335,7 +345,7 @@ export function findPostalLines(text: string, out: Span[]): void {
     if (a === null) continue;
     const start = chainBack(text, a.start);
     if (a.weak && start === a.start && !endsStreet(out, a.start, text)) continue;
-    out.push({ start, end: chainForward(text, a.end) });
+    out.push({ start, end: chainForward(text, a.end, m.groups?.in !== undefined) });
     if (POSTAL.lastIndex < a.end) POSTAL.lastIndex = a.end;
   }
 }
