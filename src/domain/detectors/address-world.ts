@@ -45,7 +45,7 @@ const POSTAL = new RegExp(
 // A place written after a postcode: capitalized words (or a word in capitals, as Norway writes it),
 // with the link words of place names, and a district number (`Praha 1`, `Wien 3`).
 const PLACE_AFTER = new RegExp(
-  String.raw`[ ]{1,2}(?:\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3})(?:[ ](?:(?:de|del|la|las|los|do|da|dos|das|di|am|an|im|in|der|sur|en|le|les|upon|on|y|e|bei|ob|nad|pod)[ ]){0,2}\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3}){0,3}(?:[ ]\d{1,2}(?![\p{N}\p{L}]))?(?:[ ]\(\p{Lu}{2}\))?`,
+  String.raw`[ ]{1,2}(?:\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3})(?:[ ](?:(?:de|del|la|las|los|do|da|dos|das|di|am|an|im|in|der|sur|en|le|les|upon|on|y|e|bei|ob|nad|pod)[ ]){0,2}\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3}){0,3}(?:[ ](?:\d{1,2}|\p{Lu})(?![\p{N}\p{L}]))?(?:[ ]\(\p{Lu}{2}\))?`,
   "uy",
 );
 // A place written before a postcode, read back from it (`Auckland 1010`, `Sydney NSW 2000`).
@@ -156,7 +156,12 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
     if (dash) return { start: start - dash[0].length, end, weak: false };
     const state = /((?:\p{Lu}\p{Ll}+[ ]){0,2}\p{Lu}\p{Ll}+),?[ ]$/u.exec(before);
     if (state && IN_STATES.has((state[1] as string).toLowerCase())) return { start: start - state[0].length, end, weak: false };
-    return null;
+    // `Mumbai 400001`: the town alone is no evidence; a state after it, or a street part before it, is.
+    const town = /(?:\p{Lu}[\p{L}.-]{1,30}[ ]){0,2}\p{Lu}[\p{L}.-]{1,30}[ ]$/u.exec(before);
+    if (town === null) return null;
+    const after = /^,?[ \n]{1,3}((?:\p{Lu}\p{Ll}+[ ]?){1,3})/u.exec(text.slice(end, end + 40));
+    const stateAfter = after !== null && IN_STATES.has((after[1] as string).trim().toLowerCase());
+    return { start: start - town[0].length, end, weak: !stateAfter };
   }
   if (g.bare !== undefined) {
     const prev = text.charCodeAt(start - 1);
@@ -181,7 +186,10 @@ const LINK_WORDS = new Set(
   (
     "de del della delle dei di da do dos das du des la las los le les el y e van der den ter ten von zu am im an " +
     "upon on sur sous bei ob nad pod ul. al. pl. os. m. bus bis ter apto apto. apt apt. sala casa int. depto. depto " +
-    "th tv mf st. no. nr. nº n° of and rue dit"
+    "th tv mf st. no. nr. nº n° of and rue dit " +
+    // street types written in lower case after a name: Czech, Slovak, Nordic (`Karl Johans gate 22`)
+    "náměstí nábřeží třída ulice námestie nábrežie gate gata gatan vei veien veg vegen vej gade allé alle väg " +
+    "vägen gränd torg torget plass plassen plads"
   ).split(" "),
 );
 /** Particles of a street's name that may start it (`van der Meerlaan`, `de la Reina`). */
@@ -269,6 +277,9 @@ function partBefore(text: string, at: number): { from: number; to: number } | nu
   return { from, to };
 }
 
+const LABEL_LED =
+  /^(?:Section|Sec|Chapter|Page|Step|Part|Issue|Version|Item|Figure|Table|Gate|Flight|Model|Stage|Phase|Season|Episode|Vol|Number|Article|Rule|Paragraph|Order|Invoice|Ticket|Build|Release|Top|Over|Under|About|Around|Nearly|Almost|Sold|The|All|Only|Every|Just|First|Last|Windows|Office|Apollo|Boeing|Model|Since|In|On|By|Q[1-4])\b/i;
+
 /** How far back the parts before an anchor reach, up to the farthest part with a number. */
 function chainBack(text: string, start: number): number {
   let at = start;
@@ -280,6 +291,8 @@ function chainBack(text: string, start: number): number {
     if (part === null) break;
     const s = partStart(text, part.from, part.to);
     if (s === null) break;
+    // `Section 12, Paris 2024`: a number after a label counts something; it is no house number.
+    if (s.numbered && LABEL_LED.test(text.slice(s.start, part.to))) break;
     if (s.numbered) {
       best = s.start;
       pendingName = -1;
@@ -324,7 +337,8 @@ function chainForward(text: string, end: number, closing = false): number {
       const next = text.charCodeAt(i + word.length);
       if (!(Number.isNaN(next) || next === 10 || next === 44 || next === 34 || next === 39 || next === 13 || next === 46)) break;
     }
-    at = i + word.length;
+    // A full stop after a country or region ends the sentence (`, Netherlands.`), unless it abbreviates (`Co.`).
+    at = i + word.length - (word.endsWith(".") && !REGION_NAMES.has(key) ? 1 : 0);
   }
   return at;
 }

@@ -41,6 +41,11 @@ const CANADIAN_PROVINCES = "AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT";
 const NUMBER_LAST_PREFIX =
   `(?:(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:[ ]{1,2}${PARTICLES}${CAPITALIZED}){0,3},?` +
   String.raw`|\p{Lu}\p{Ll}{2,30}(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|steig|pfad|chaussee|markt|graben|stieg)` +
+  // Dutch, Swedish, Danish, Norwegian and Finnish street types written as the end of the name
+  // (libpostal's street-type dictionaries; word-data/SOURCES.md): `Keizersgracht 123`, `Drottninggatan 53`
+  String.raw`|\p{Lu}\p{Ll}{2,30}(?:straat|gracht|laan|plein|kade|singel|dijk|dreef|plantsoen|steenweg|gatan|vägen|gränd|vej|gade|stræde|vænget|veien|vegen|katu|kuja|polku|väylä|aukio|ranta|rinne|raitti|kaari)` +
+  // Polish streets after their type (`ul. Marszałkowska 10/12`)
+  String.raw`|(?:ul\.|al\.|pl\.|os\.|ulica|aleja|plac|osiedle)[ ]{1,2}\p{Lu}\p{Ll}{1,30}(?:[ ]\p{Lu}\p{Ll}{1,30}){0,2}` +
   String.raw`|\p{Lu}\p{Ll}{2,30}[ ](?:Str\.|Straße|Strasse|Weg|Allee|Platz|Gasse|Ring|Damm)` +
   String.raw`|\p{Lu}\p{Ll}{1,30}(?:er|e)[ ](?:Mühle|Hof|Feld|Berg|Heide|Wiese|Garten|Grund|Hecke|Kamp|Busch|Graben|Markt|Ufer|Steig|Pfad|Tor|Brücke|Aue|Höhe|Siedlung|Winkel|Bogen|Stieg|Kuhle|Holz|Wald|Hang|Gärten|Höfe|Wiesen|Felder)` +
   String.raw`|(?:\p{Lu}[\p{Ll}.]{1,20}-){1,4}(?:Str\.|Straße|Strasse|Allee|Weg|Platz|Ring)` +
@@ -69,7 +74,7 @@ const ADDRESS = new RegExp(
       // 12 Rue de Rivoli
       `(?<typeFirst>\\d{1,4}(?:[ ]?(?:bis|ter))?,?[ ]{1,2}(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:-(?:${CAPITALIZED}|qui|la|le|les|de|du|sur|en)){0,3}(?:[ ]{1,2}(?!(?:Apt|Suite|Appartamento|Piano)\\b)(?:[Dd][aeiu][ ]|[Dd]es[ ]|[Dd]u[ ])?${CAPITALIZED}(?:-(?:${CAPITALIZED}|qui|la|le|les|de|du|sur|en)){0,3}){0,3})`,
       // Via Roma 15, Calle Mayor 10, Hauptstraße 5, Lindenallee 23
-      `(?<numberLast>\\d(?<=\\p{Lu}[\\p{Ll}.]{1,30},?[ ]{1,2}\\d)\\d{0,3}(?!\\d)(?<=${NUMBER_LAST_PREFIX}\\d{1,4})[a-zA-Z]?(?![\\p{L}\\p{N}]))`,
+      `(?<numberLast>\\d(?<=\\p{Lu}[\\p{Ll}.]{1,30},?[ ]{1,2}\\d)\\d{0,3}(?!\\d)(?<=${NUMBER_LAST_PREFIX}\\d{1,4})[a-zA-Z]?(?:\\/\\d{1,4}[a-zA-Z]?)?(?![\\p{L}\\p{N}]))`,
       // P.O. Box 1234, PO Box 12, Post Office Box 9
       `(?<poBox>\\d(?<=[Bb]ox[ ]{0,2}#?\\d)\\d{0,7}(?!\\d)(?<=${PO_BOX_PREFIX}\\d{1,8})\\b)`,
       // IL 62704: a US ZIP code after a state code
