@@ -286,6 +286,7 @@ function chainBack(text: string, start: number): number {
   let best = start;
   // A part without a number directly before the farthest numbered one is its street (`Rua Augusta, 1500`).
   let pendingName = -1;
+  let bare = false;
   for (let n = 0; n < 5; n++) {
     const part = partBefore(text, at);
     if (part === null) break;
@@ -295,18 +296,18 @@ function chainBack(text: string, start: number): number {
     if (s.numbered && LABEL_LED.test(text.slice(s.start, part.to))) break;
     if (s.numbered) {
       best = s.start;
+      bare = /^\d{1,5}[a-zA-Z]?(?:[ ]\d{1,2}[º°ª.](?:[ ][\p{L}.]{1,6})?)?$/u.test(text.slice(s.start, part.to));
       pendingName = -1;
-    } else if (best !== start && pendingName < 0 && /^\d/.test(text.slice(best, best + 1))) pendingName = s.start;
+    } else if (bare && pendingName < 0) pendingName = s.start;
     if (s.start !== part.from) break;
     at = part.from;
   }
-  if (pendingName >= 0 && best !== start) {
-    // The named part is taken only when it is the street of a bare number (`Calle Mayor, 5`).
-    const bare = /^\d{1,5}[a-zA-Z]?(?:[ \n]|,|$)/.test(text.slice(best, best + 7));
-    if (bare) best = pendingName;
-  }
-  return best;
+  // The named part is taken only as the street of a bare number (`Calle Mayor, 5`).
+  return bare && pendingName >= 0 ? pendingName : best;
 }
+
+const FORWARD_WORDS =
+  /^(?:\(?[A-Z]{2,4}\)?|\p{Lu}[\p{L}.'’-]*(?:[ ](?:of|do|de|and|y|und|et)?[ ]?\p{L}[\p{L}.'’-]*){0,3})(?![\p{L}\p{N}])/u;
 
 /** How far the region and country after an address reach (`, SP`, `\nMaharashtra`, `, Japan`). */
 function chainForward(text: string, end: number, closing = false): number {
@@ -321,14 +322,21 @@ function chainForward(text: string, end: number, closing = false): number {
     else if (c === 13 && text.charCodeAt(i + 1) === 10) i += 2;
     else break;
     while (text.charCodeAt(i) === 32) i++;
-    const m = /^(?:\(?[A-Z]{2,4}\)?|\p{Lu}[\p{L}.'’-]*(?:[ ](?:of|do|de|and|y|und|et)?[ ]?\p{Lu}[\p{L}.'’-]*){0,3})(?![\p{L}\p{N}])/u.exec(
-      text.slice(i, i + 48),
-    );
+    const m = FORWARD_WORDS.exec(text.slice(i, i + 48));
     if (m === null) break;
-    const word = m[0];
-    const key = placeKey(word.replace(/[()]/g, ""));
+    // The longest run of words that names a region or country (`Česká republika`, `New South Wales`).
+    let word = m[0];
+    let key = "";
+    let named = false;
+    for (;;) {
+      key = placeKey(word.replace(/[()]/g, ""));
+      named = COUNTRY_NAMES.has(key) || REGION_NAMES.has(key) || COUNTRY_NAMES.has(key.replace(/\./g, ""));
+      const cut = word.lastIndexOf(" ");
+      if (named || cut < 0) break;
+      word = word.slice(0, cut);
+    }
+    if (!named) word = m[0];
     const isCode = /^\(?[A-Z]{2,4}\)?$/.test(word);
-    const named = COUNTRY_NAMES.has(key) || REGION_NAMES.has(key) || COUNTRY_NAMES.has(key.replace(/\./g, ""));
     // After an Indian PIN the state closes the address, named as its writer spells it
     // (`Andra Pradesh`): a place that ends the value is taken there.
     if (!isCode && !named && !(closing && endsValue(text, i + word.length))) break;
