@@ -39,6 +39,14 @@ const development: Contexts = {
     "We sold 1500 units in {n} last quarter, up 12 % on 2024.",
     "7-Eleven and 3M Company reported Q3 2025 results; 20th Century Fox too.",
     "Call between 9:00 and 17:30, ticket #48213, priority 2.",
+    "Results, 2024 Berlin Marathon: 2:01:09, then 1500 Runners finished.",
+    "Chapter 4, 1200 Copenhagen residents replied to survey 2026-11.",
+    "Room 12, 2500 Guests expected; Model 3, 2023 Tesla on display.",
+    "Mix 2 cups flour, 1500 Calories a day, 150 g sugar.",
+    "Phone +48 22 123 45 67, fax 123 45 678, ext. 2000 Sales.",
+    "Between 1990 and 2010 {n} grew by 12.5 %, see figure 4-12.",
+    "Lot 12-345, batch 1015 CJ, pallet 110 00 in bay 7.",
+    '{"sku": "4471-120", "qty": 12, "warehouse": "{n}", "eta": "2026-12-01"}',
   ],
 };
 

@@ -196,7 +196,7 @@ const LINK_WORDS = new Set(
 const NAME_PARTICLES = new Set("de van der den ter ten het la le el los las del da do dos das di du des von zu".split(" "));
 /** Words that begin a unit: a part may start with them (`apto 12`, `Piso 3`, `m. 204`). */
 const UNIT_WORDS = new Set(
-  "apto apto. apt apt. sala casa int. int depto. depto piso bus m. lgh. lgh hus leil. flat unit room suite".split(" "),
+  "apto apto. apt apt. sala casa int. int depto. depto piso bus m. lgh. lgh hus leil. flat unit room suite level floor".split(" "),
 );
 /** Words that begin a unit or a street and may start a part without a capital. */
 const PART_LEAD = /^(?:ul\.|al\.|pl\.|os\.|rondo|park|skwer|rynek|aleja|ulica|plac|osiedle)$/;
@@ -366,10 +366,19 @@ export function findPostalLines(text: string, out: Span[]): void {
     const a = anchorOf(text, m, m.groups ?? {});
     if (a === null) continue;
     const start = chainBack(text, a.start);
-    if (a.weak && start === a.start && !endsStreet(out, a.start, text)) continue;
+    if (a.weak && !(start < a.start && namesStreet(text.slice(start, a.start))) && !endsStreet(out, a.start, text)) continue;
     out.push({ start, end: chainForward(text, a.end, m.groups?.in !== undefined) });
     if (POSTAL.lastIndex < a.end) POSTAL.lastIndex = a.end;
   }
+}
+
+/**
+ * The parts before a weak anchor name a street: a word that is no unit (`Room 12, 2500 Guests` is a
+ * count; `Kamptalweg 35b, 12040 Mehmetland` is an address).
+ */
+function namesStreet(parts: string): boolean {
+  const words = parts.match(/(?:^|[^\p{L}])\p{L}{2,}/gu) ?? [];
+  return words.some((w) => !UNIT_WORDS.has(w.replace(/^[^\p{L}]/u, "").toLowerCase()) && /\p{L}{3}/u.test(w));
 }
 
 /** A span found by the street forms ends in the part right before `at`. */
