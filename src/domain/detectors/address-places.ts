@@ -43,7 +43,7 @@ const REGIONS =
   "sikkim|tamil nadu|telangana|tripura|uttar pradesh|uttarakhand|west bengal|andaman and nicobar islands|" +
   "chandigarh|dadra and nagar haveli and daman and diu|dadra and nagar haveli|daman and diu|delhi|jammu and kashmir|ladakh|lakshadweep|puducherry|" +
   // Mexico
-  "aguascalientes|baja california|baja california sur|campeche|chiapas|chihuahua|ciudad de mexico|coahuila|" +
+  "aguascalientes|baja california|baja california norte|baja california sur|campeche|chiapas|chihuahua|ciudad de mexico|coahuila|" +
   "colima|durango|guanajuato|guerrero|hidalgo|jalisco|estado de mexico|michoacan|morelos|nayarit|nuevo leon|" +
   "oaxaca|puebla|queretaro|quintana roo|san luis potosi|sinaloa|sonora|tabasco|tamaulipas|tlaxcala|veracruz|" +
   "yucatan|zacatecas|" +

@@ -45,7 +45,7 @@ const POSTAL = new RegExp(
 // A place written after a postcode: capitalized words (or a word in capitals, as Norway writes it),
 // with the link words of place names, and a district number (`Praha 1`, `Wien 3`).
 const PLACE_AFTER = new RegExp(
-  String.raw`[ ]{1,2}(?:\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3})(?:[ ](?:(?:de|del|la|las|los|do|da|dos|das|di|am|an|im|in|der|sur|en|le|les|upon|on|y|e|bei|ob|nad|pod)[ ]){0,2}\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3}){0,3}(?:[ ](?:\d{1,2}|\p{Lu})(?![\p{N}\p{L}]))?(?:[ ]\(\p{Lu}{2}\))?`,
+  String.raw`[ ]{1,2}(?:\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3})(?:[ ](?:(?:de|del|la|las|los|do|da|dos|das|di|am|an|im|in|der|sur|en|le|les|upon|on|y|e|bei|ob|nad|pod|aan|op|bij|den)[ ]){0,2}\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3}){0,3}(?:[ ](?:\d{1,2}|\p{Lu})(?![\p{N}\p{L}]))?(?:[ ]\(\p{Lu}{2}\))?`,
   "uy",
 );
 // A place written before a postcode, read back from it (`Auckland 1010`, `Sydney NSW 2000`).
@@ -64,7 +64,9 @@ interface Anchor {
  * address.ts), or a Spanish one (`Ojo de agua`), then a province in brackets (`(MI)`).
  */
 const QUALIFIERS = new Set(PLACE_QUALIFIERS_DATA.toLowerCase().split(" "));
-const PLACE_TAIL = /[ ](?:(?:a|al|del|della|dei|di|in|sul|nel|de|la)[ ])?(\p{Ll}{3,})(?![\p{L}\p{N}])/uy;
+const PLACE_TAIL = /[ ](?:(?:a|al|del|della|dei|di|in|sul|nel|de|la)[ ]|nell'|dell'|sull'|d')?(\p{Ll}{3,})(?![\p{L}\p{N}])/uy;
+/** A lower-case word right before a province in brackets is the end of the place (`San Otilia lido (SI)`). */
+const BEFORE_PROVINCE = /[ ](?:nell'|dell'|sull'|d')?\p{Ll}{3,}(?=[ ]\(\p{Lu}{2}\))/uy;
 const PROVINCE = /[ ]\(\p{Lu}{2}\)/uy;
 
 function placeAfter(text: string, end: number): number {
@@ -74,8 +76,11 @@ function placeAfter(text: string, end: number): number {
   let e = end + m[0].length;
   PLACE_TAIL.lastIndex = e;
   const tail = PLACE_TAIL.exec(text);
-  if (tail !== null && (QUALIFIERS.has(tail[1] as string) || /^[ ]de[ ]/.test(tail[0]))) {
-    e += tail[0].length;
+  BEFORE_PROVINCE.lastIndex = e;
+  const qualified = tail !== null && (QUALIFIERS.has(tail[1] as string) || /^[ ]de[ ]/.test(tail[0]));
+  const beforeProvince = qualified ? null : BEFORE_PROVINCE.exec(text);
+  if (qualified || beforeProvince !== null) {
+    e += qualified ? (tail as RegExpExecArray)[0].length : (beforeProvince as RegExpExecArray)[0].length;
     PROVINCE.lastIndex = e;
     const p = PROVINCE.exec(text);
     if (p !== null) e += p[0].length;
@@ -152,7 +157,7 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
     const before = text.slice(Math.max(0, start - 40), start);
     const pin = /PIN[ ]?(?:[Cc]ode)?[: ]{1,2}$/.exec(before);
     if (pin) return { start: start - pin[0].length, end, weak: false };
-    const dash = /(?:\p{Lu}[\p{L}.-]{1,30}[ ]){0,2}\p{Lu}[\p{L}.-]{1,30}[ ]?[-–][ ]?$/u.exec(before);
+    const dash = /(?:\(?\p{Lu}[\p{L}.-]{1,30}\)?[ ]){0,2}\(?\p{Lu}[\p{L}.-]{1,30}\)?[ ]?[-–][ ]?$/u.exec(before);
     if (dash) return { start: start - dash[0].length, end, weak: false };
     const state = /((?:\p{Lu}\p{Ll}+[ ]){0,2}\p{Lu}\p{Ll}+),?[ ]$/u.exec(before);
     if (state && IN_STATES.has((state[1] as string).toLowerCase())) return { start: start - state[0].length, end, weak: false };
@@ -278,7 +283,7 @@ function partBefore(text: string, at: number): { from: number; to: number } | nu
 }
 
 const LABEL_LED =
-  /^(?:Section|Sec|Chapter|Page|Step|Part|Issue|Version|Item|Figure|Table|Gate|Flight|Model|Stage|Phase|Season|Episode|Vol|Number|Article|Rule|Paragraph|Order|Invoice|Ticket|Build|Release|Top|Over|Under|About|Around|Nearly|Almost|Sold|The|All|Only|Every|Just|First|Last|Windows|Office|Apollo|Boeing|Model|Since|In|On|By|Q[1-4])\b/i;
+  /^(?:Section|Sec|Chapter|Page|Step|Part|Issue|Version|Item|Figure|Table|Gate|Flight|Model|Stage|Phase|Season|Episode|Vol|Number|Article|Rule|Paragraph|Order|Invoice|Ticket|Build|Release|Top|Over|Under|About|Around|Nearly|Almost|Sold|The|All|Only|Every|Just|First|Last|Windows|Office|Apollo|Boeing|Model|Since|In|On|By|Q[1-4])(?![\p{L}\p{N}])/iu;
 
 /** How far back the parts before an anchor reach, up to the farthest part with a number. */
 function chainBack(text: string, start: number): number {
@@ -355,7 +360,7 @@ function chainForward(text: string, end: number, closing = false): number {
 function endsValue(text: string, at: number): boolean {
   const rest = text.slice(at, at + 40);
   if (/^(?:$|["'\n]?$|["']|\n[ ]*\n|\n[ ]*$)/.test(rest)) return true;
-  const country = /^,?[ ]?\n?[ ]*(\p{Lu}[\p{L} ]{2,30}?)(?=$|["',\n])/u.exec(rest);
+  const country = /^,?[ ]?\n?[ ]*(\p{Lu}[\p{L} ]{2,30}?)(?![\p{L}])/u.exec(rest);
   return country !== null && COUNTRY_NAMES.has(placeKey(country[1] as string));
 }
 
