@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { BUILTIN_SLUGS, builtinLabel } from "../../src/domain/content-filters.js";
 import { DETECTORS } from "../../src/domain/detectors/index.js";
 import { BUILTIN_RANK, type LabelledSpan, resolveOverlaps } from "../../src/domain/overlaps.js";
-import { type Case, type Contexts, type Group, GROUPS, generate } from "./detector-world-address/generate.js";
+import { type Case, type Contexts, GROUPS, type Group, generate } from "./detector-world-address/generate.js";
 
 /**
  * Addresses of 26 countries by locale group (docs/detectors.md#address-countries), in the contexts

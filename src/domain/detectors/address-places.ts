@@ -68,5 +68,7 @@ const JP =
   "kumamoto|oita|miyazaki|kagoshima|okinawa";
 
 export const JP_PREFECTURES = new Set(JP.split("|"));
-export const IN_STATES = new Set(REGIONS.slice(REGIONS.indexOf("andhra"), REGIONS.indexOf("|aguascalientes")).split("|"));
+export const IN_STATES = new Set(
+  REGIONS.slice(REGIONS.indexOf("andhra"), REGIONS.indexOf("|aguascalientes")).split("|"),
+);
 export const REGION_NAMES = new Set([...REGIONS.split("|"), ...JP.split("|")]);

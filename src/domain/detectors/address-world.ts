@@ -1,6 +1,6 @@
 import type { Span } from "../content-scan.js";
-import { PLACE_QUALIFIERS_DATA } from "./word-data/place-qualifiers.js";
 import { COUNTRY_NAMES, IN_STATES, JP_PREFECTURES, placeKey, REGION_NAMES } from "./address-places.js";
+import { PLACE_QUALIFIERS_DATA } from "./word-data/place-qualifiers.js";
 
 /**
  * The postal lines of many countries and the lines around them (docs/detectors.md#address-countries).
@@ -44,10 +44,8 @@ const POSTAL = new RegExp(
 
 // A place written after a postcode: capitalized words (or a word in capitals, as Norway writes it),
 // with the link words of place names, and a district number (`Praha 1`, `Wien 3`).
-const PLACE_AFTER = new RegExp(
-  String.raw`[ ]{1,2}(?:\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3})(?:[ ](?:(?:de|del|la|las|los|do|da|dos|das|di|am|an|im|in|der|sur|en|le|les|upon|on|y|e|bei|ob|nad|pod|aan|op|bij|den)[ ]){0,2}\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3}){0,3}(?:[ ](?:\d{1,2}|\p{Lu})(?![\p{N}\p{L}]))?(?:[ ]\(\p{Lu}{2}\))?`,
-  "uy",
-);
+const PLACE_AFTER =
+  /[ ]{1,2}(?:\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3})(?:[ ](?:(?:de|del|la|las|los|do|da|dos|das|di|am|an|im|in|der|sur|en|le|les|upon|on|y|e|bei|ob|nad|pod|aan|op|bij|den)[ ]){0,2}\p{Lu}[\p{L}'’.]{1,30}(?:-\p{L}[\p{L}'’.]{0,30}){0,3}){0,3}(?:[ ](?:\d{1,2}|\p{Lu})(?![\p{N}\p{L}]))?(?:[ ]\(\p{Lu}{2}\))?/uy;
 // A place written before a postcode, read back from it (`Auckland 1010`, `Sydney NSW 2000`).
 const PLACE_BEFORE = /(?:\p{Lu}[\p{L}'’.-]{1,30}[ ]){1,4}$/u;
 const PLACE_BEFORE_COMMA = /(?:\p{Lu}[\p{L}'’.-]{1,30}[ ]){0,3}\p{Lu}[\p{L}'’.-]{1,30},?[ ]{1,2}$/u;
@@ -64,7 +62,8 @@ interface Anchor {
  * address.ts), or a Spanish one (`Ojo de agua`), then a province in brackets (`(MI)`).
  */
 const QUALIFIERS = new Set(PLACE_QUALIFIERS_DATA.toLowerCase().split(" "));
-const PLACE_TAIL = /[ ](?:(?:a|al|del|della|dei|di|in|sul|nel|de|la)[ ]|nell'|dell'|sull'|d')?(\p{Ll}{3,})(?![\p{L}\p{N}])/uy;
+const PLACE_TAIL =
+  /[ ](?:(?:a|al|del|della|dei|di|in|sul|nel|de|la)[ ]|nell'|dell'|sull'|d')?(\p{Ll}{3,})(?![\p{L}\p{N}])/uy;
 /** A lower-case word right before a province in brackets is the end of the place (`San Otilia lido (SI)`). */
 const BEFORE_PROVINCE = /[ ](?:nell'|dell'|sull'|d')?\p{Ll}{3,}(?=[ ]\(\p{Lu}{2}\))/uy;
 const PROVINCE = /[ ]\(\p{Lu}{2}\)/uy;
@@ -117,13 +116,19 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
     if (m[0].length === 9) {
       const cep = /\bCEP:?[ ]?$/.test(text.slice(Math.max(0, start - 5), start));
       if (e < 0 && !cep && !isSeparatorBefore(text, start)) return null;
-      return { start: cep ? start - (text.slice(start - 5, start).match(/CEP:?[ ]?$/)?.[0].length ?? 0) : start, end: Math.max(e, end), weak: !cep && e < 0 };
+      return {
+        start: cep ? start - (text.slice(start - 5, start).match(/CEP:?[ ]?$/)?.[0].length ?? 0) : start,
+        end: Math.max(e, end),
+        weak: !cep && e < 0,
+      };
     }
     if (e < 0 || !isSeparatorBefore(text, start)) return null;
     return { start, end: e, weak: false };
   }
   if (g.prefixed !== undefined) {
-    const lead = /(?:\bC\.?[ ]?P\.?:?[ ]?|\b[A-Z]{1,2}-)$/.exec(text.slice(Math.max(0, start - 6), start + 1).slice(0, -1));
+    const lead = /(?:\bC\.?[ ]?P\.?:?[ ]?|\b[A-Z]{1,2}-)$/.exec(
+      text.slice(Math.max(0, start - 6), start + 1).slice(0, -1),
+    );
     const s = lead ? start - lead[0].length : start;
     const e = placeAfter(text, end);
     if (e < 0) return null;
@@ -134,12 +139,17 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
     // An Eircode is read beside its county (`Co. Cork`) or before `Ireland`.
     const before = text.slice(Math.max(0, s - 30), s);
     const after = text.slice(end, end + 12);
-    if (!/\b(?:Co\.|County)[ ]\p{Lu}\p{Ll}+,?[ \n]{1,3}$|\bDublin(?:[ ]\d{1,2})?,?[ \n]{1,3}$/u.test(before) && !/^,?[ \n]{1,3}(?:Ireland|Éire)\b/.test(after))
+    if (
+      !/\b(?:Co\.|County)[ ]\p{Lu}\p{Ll}+,?[ \n]{1,3}$|\bDublin(?:[ ]\d{1,2})?,?[ \n]{1,3}$/u.test(before) &&
+      !/^,?[ \n]{1,3}(?:Ireland|Éire)\b/.test(after)
+    )
       return null;
     return { start: s, end, weak: false };
   }
   if (g.au !== undefined) {
-    const state = /(?:NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|ACT|NT)[ ]{1,2}$/.exec(text.slice(Math.max(0, start - 6), start));
+    const state = /(?:NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|ACT|NT)[ ]{1,2}$/.exec(
+      text.slice(Math.max(0, start - 6), start),
+    );
     if (state === null) return null;
     const s = start - state[0].length;
     const place = PLACE_BEFORE_COMMA.exec(text.slice(Math.max(0, s - 60), s));
@@ -157,10 +167,13 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
     const before = text.slice(Math.max(0, start - 40), start);
     const pin = /PIN[ ]?(?:[Cc]ode)?[: ]{1,2}$/.exec(before);
     if (pin) return { start: start - pin[0].length, end, weak: false };
-    const dash = /(?:\(?\p{Lu}[\p{L}.-]{1,30}\)?[ ]){0,2}\(?\p{Lu}[\p{L}.-]{1,30}\)?[ ]?[-–][ ]?$/u.exec(before);
+    const dash = /(?:\(?\p{Lu}[\p{L}.-]{1,30}\)?[ ]){0,2}\(?\p{Lu}[\p{L}.-]{1,30}\)?[ ]?[-–][ ]?$/u.exec(
+      before,
+    );
     if (dash) return { start: start - dash[0].length, end, weak: false };
     const state = /((?:\p{Lu}\p{Ll}+[ ]){0,2}\p{Lu}\p{Ll}+),?[ ]$/u.exec(before);
-    if (state && IN_STATES.has((state[1] as string).toLowerCase())) return { start: start - state[0].length, end, weak: false };
+    if (state && IN_STATES.has((state[1] as string).toLowerCase()))
+      return { start: start - state[0].length, end, weak: false };
     // `Mumbai 400001`: the town alone is no evidence; a state after it, or a street part before it, is.
     const town = /(?:\p{Lu}[\p{L}.-]{1,30}[ ]){0,2}\p{Lu}[\p{L}.-]{1,30}[ ]$/u.exec(before);
     if (town === null) return null;
@@ -178,7 +191,8 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
     // A place before four digits (`Auckland 1010`, `Wellington 6011`).
     if (m[0].length === 4 && text.charCodeAt(start - 1) === 32) {
       const place = PLACE_BEFORE.exec(text.slice(Math.max(0, start - 50), start));
-      if (place !== null && isSeparatorBefore(text, start - place[0].length)) return { start: start - place[0].length, end, weak: true };
+      if (place !== null && isSeparatorBefore(text, start - place[0].length))
+        return { start: start - place[0].length, end, weak: true };
     }
   }
   return null;
@@ -198,10 +212,14 @@ const LINK_WORDS = new Set(
   ).split(" "),
 );
 /** Particles of a street's name that may start it (`van der Meerlaan`, `de la Reina`). */
-const NAME_PARTICLES = new Set("de van der den ter ten het la le el los las del da do dos das di du des von zu".split(" "));
+const NAME_PARTICLES = new Set(
+  "de van der den ter ten het la le el los las del da do dos das di du des von zu".split(" "),
+);
 /** Words that begin a unit: a part may start with them (`apto 12`, `Piso 3`, `m. 204`). */
 const UNIT_WORDS = new Set(
-  "apto apto. apt apt. sala casa int. int depto. depto piso bus m. lgh. lgh hus leil. flat unit room suite level floor".split(" "),
+  "apto apto. apt apt. sala casa int. int depto. depto piso bus m. lgh. lgh hus leil. flat unit room suite level floor".split(
+    " ",
+  ),
 );
 /** Words that begin a unit or a street and may start a part without a capital. */
 const PART_LEAD = /^(?:ul\.|al\.|pl\.|os\.|rondo|park|skwer|rynek|aleja|ulica|plac|osiedle)$/;
@@ -226,7 +244,10 @@ function partStart(text: string, from: number, to: number): { start: number; num
       at -= sep;
       continue;
     }
-    const isNumber = /^(?:\d{1,5}[\p{L}]{0,2}(?:[/-]\d{1,5}[\p{L}]?){0,2}[º°ª.]?|[A-Z]\d{0,3}|\d{1,2}\.|\d{1,2}[º°ª])$/u.test(t);
+    const isNumber =
+      /^(?:\d{1,5}[\p{L}]{0,2}(?:[/-]\d{1,5}[\p{L}]?){0,2}[º°ª.]?|[A-Z]\d{0,3}|\d{1,2}\.|\d{1,2}[º°ª])$/u.test(
+        t,
+      );
     const isCap = /^(?:[dlDL]['’])?\(?\p{Lu}/u.test(t) && /^[\p{L}'’.()-]+$/u.test(t);
     const lower = t.toLowerCase();
     const isUnit = UNIT_WORDS.has(lower);
@@ -235,7 +256,8 @@ function partStart(text: string, from: number, to: number): { start: number; num
     if (++words > 8) return null;
     if (isNumber) numbered = true;
     // A particle joins the word after it only when that word began the part so far.
-    if (isNumber || isCap || isUnit || PART_LEAD.test(t) || (NAME_PARTICLES.has(t) && start === rightStart)) start = at;
+    if (isNumber || isCap || isUnit || PART_LEAD.test(t) || (NAME_PARTICLES.has(t) && start === rightStart))
+      start = at;
     rightStart = at;
     at -= sep;
   }
@@ -268,12 +290,28 @@ function partBefore(text: string, at: number): { from: number; to: number } | nu
     const d = text.charCodeAt(from - 1);
     // An apostrophe inside a name (`O'Keefe`) is no quote.
     if (d === 39 && !/\p{L}/u.test(text[from - 2] ?? "")) break;
-    if (d === 44 || d === 10 || d === 34 || d === 58 || d === 59 || d === 61 || d === 9 || d === 124 || d === 123)
+    if (
+      d === 44 ||
+      d === 10 ||
+      d === 34 ||
+      d === 58 ||
+      d === 59 ||
+      d === 61 ||
+      d === 9 ||
+      d === 124 ||
+      d === 123
+    )
       break;
     if (d === 32 && text.charCodeAt(from - 2) === 45 && text.charCodeAt(from - 3) === 32) break;
     // A full stop, ! or ? before a space ends a sentence unless it abbreviates (`ul.`, `Co.`).
     if (d === 32 && /[!?]/.test(text[from - 2] ?? "")) break;
-    if (d === 32 && text.charCodeAt(from - 2) === 46 && !/(?:^|[^\p{L}])(?:\p{Lu}\p{Ll}{0,4}|ul|al|pl|os|bulw|apto|depto|lgh|leil|m|C\.P|\d{1,2})\.$/u.test(text.slice(Math.max(0, from - 8), from - 1)))
+    if (
+      d === 32 &&
+      text.charCodeAt(from - 2) === 46 &&
+      !/(?:^|[^\p{L}])(?:\p{Lu}\p{Ll}{0,4}|ul|al|pl|os|bulw|apto|depto|lgh|leil|m|C\.P|\d{1,2})\.$/u.test(
+        text.slice(Math.max(0, from - 8), from - 1),
+      )
+    )
       break;
     from--;
   }
@@ -301,7 +339,9 @@ function chainBack(text: string, start: number): number {
     if (s.numbered && LABEL_LED.test(text.slice(s.start, part.to))) break;
     if (s.numbered) {
       best = s.start;
-      bare = /^\d{1,5}[a-zA-Z]?(?:[ ]\d{1,2}[º°ª.](?:[ ][\p{L}.]{1,6})?)?$/u.test(text.slice(s.start, part.to));
+      bare = /^\d{1,5}[a-zA-Z]?(?:[ ]\d{1,2}[º°ª.](?:[ ][\p{L}.]{1,6})?)?$/u.test(
+        text.slice(s.start, part.to),
+      );
       pendingName = -1;
     } else if (bare && pendingName < 0) pendingName = s.start;
     if (s.start !== part.from) break;
@@ -348,7 +388,18 @@ function chainForward(text: string, end: number, closing = false): number {
     // A code stands alone on its part: `, SP` yes, `, OK then`, no.
     if (isCode && !named) {
       const next = text.charCodeAt(i + word.length);
-      if (!(Number.isNaN(next) || next === 10 || next === 44 || next === 34 || next === 39 || next === 13 || next === 46)) break;
+      if (
+        !(
+          Number.isNaN(next) ||
+          next === 10 ||
+          next === 44 ||
+          next === 34 ||
+          next === 39 ||
+          next === 13 ||
+          next === 46
+        )
+      )
+        break;
     }
     // A full stop after a country or region ends the sentence (`, Netherlands.`), unless it abbreviates (`Co.`).
     at = i + word.length - (word.endsWith(".") && !REGION_NAMES.has(key) ? 1 : 0);
@@ -371,7 +422,12 @@ export function findPostalLines(text: string, out: Span[]): void {
     const a = anchorOf(text, m, m.groups ?? {});
     if (a === null) continue;
     const start = chainBack(text, a.start);
-    if (a.weak && !(start < a.start && namesStreet(text.slice(start, a.start))) && !endsStreet(out, a.start, text)) continue;
+    if (
+      a.weak &&
+      !(start < a.start && namesStreet(text.slice(start, a.start))) &&
+      !endsStreet(out, a.start, text)
+    )
+      continue;
     out.push({ start, end: chainForward(text, a.end, m.groups?.in !== undefined) });
     if (POSTAL.lastIndex < a.end) POSTAL.lastIndex = a.end;
   }

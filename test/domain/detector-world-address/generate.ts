@@ -67,7 +67,10 @@ const num = (f: Faker, min: number, max: number) => String(f.number.int({ min, m
 /** faker's street names sometimes carry a stray leading comma or space (es). */
 const street = (f: Faker) => f.location.street().replace(/^[ ,]+/, "");
 /** A surname as an address writes it: faker's es_MX joins some in lower case (`Quintero de la cruz`). */
-const surname = (f: Faker) => f.person.lastName().replace(/(^|[ -])(?!(?:de|la|del|y)\b)(\p{Ll})/gu, (_, a, b: string) => a + b.toUpperCase());
+const surname = (f: Faker) =>
+  f.person
+    .lastName()
+    .replace(/(^|[ -])(?!(?:de|la|del|y)\b)(\p{Ll})/gu, (_, a, b: string) => a + b.toUpperCase());
 
 const US: Country = (f) => {
   const lines = [
@@ -99,7 +102,17 @@ const GB: Country = (f) => {
   return lines;
 };
 const IE: Country = (f) => {
-  const county = pick(f, ["Dublin", "Cork", "Galway", "Kerry", "Mayo", "Wicklow", "Meath", "Clare", "Limerick"]);
+  const county = pick(f, [
+    "Dublin",
+    "Cork",
+    "Galway",
+    "Kerry",
+    "Mayo",
+    "Wicklow",
+    "Meath",
+    "Clare",
+    "Limerick",
+  ]);
   const lines = [`${num(f, 1, 300)} ${street(f)}`, f.location.city(), `Co. ${county}`];
   lines.push(eircode(f));
   if (maybe(f, 0.4)) lines.push("Ireland");
@@ -113,7 +126,10 @@ const DE: Country = (f) => {
   return lines;
 };
 const AT: Country = (f) => {
-  const lines = [numberAfter(f, maybe(f, 0.4) ? `/${num(f, 1, 12)}` : ""), `${f.location.zipCode()} ${f.location.city()}`];
+  const lines = [
+    numberAfter(f, maybe(f, 0.4) ? `/${num(f, 1, 12)}` : ""),
+    `${f.location.zipCode()} ${f.location.city()}`,
+  ];
   if (maybe(f, 0.4)) lines.push(pick(f, ["Österreich", "Austria"]));
   return lines;
 };
@@ -123,7 +139,10 @@ const CH: Country = (f) => {
   return lines;
 };
 const FR: Country = (f) => {
-  const lines = [`${num(f, 1, 180)}${maybe(f, 0.1) ? " bis" : ""} ${street(f)}`, `${f.location.zipCode()} ${f.location.city()}`];
+  const lines = [
+    `${num(f, 1, 180)}${maybe(f, 0.1) ? " bis" : ""} ${street(f)}`,
+    `${f.location.zipCode()} ${f.location.city()}`,
+  ];
   if (maybe(f, 0.3)) lines.push("France");
   return lines;
 };
@@ -132,14 +151,20 @@ const BE_FR: Country = (f) => {
   if (maybe(f, 0.3)) lines.push(pick(f, ["Belgique", "Belgium"]));
   return lines;
 };
-const CH_FR: Country = (f) => [`${street(f)} ${num(f, 1, 120)}`, `${f.location.zipCode()} ${f.location.city()}`];
+const CH_FR: Country = (f) => [
+  `${street(f)} ${num(f, 1, 120)}`,
+  `${f.location.zipCode()} ${f.location.city()}`,
+];
 const NL: Country = (f) => {
   const lines = [numberAfter(f), `${f.location.zipCode()} ${f.location.city()}`];
   if (maybe(f, 0.3)) lines.push(pick(f, ["Nederland", "Netherlands"]));
   return lines;
 };
 const BE_NL: Country = (f) => {
-  const lines = [numberAfter(f, maybe(f, 0.2) ? ` bus ${num(f, 1, 20)}` : ""), `${f.location.zipCode().replace(/^0/, "2")} ${f.location.city()}`];
+  const lines = [
+    numberAfter(f, maybe(f, 0.2) ? ` bus ${num(f, 1, 20)}` : ""),
+    `${f.location.zipCode().replace(/^0/, "2")} ${f.location.city()}`,
+  ];
   if (maybe(f, 0.3)) lines.push(pick(f, ["België", "Belgium"]));
   return lines;
 };
@@ -150,12 +175,18 @@ const ES: Country = (f) => {
   return lines;
 };
 const PT: Country = (f) => {
-  const lines = [`${street(f)}, ${num(f, 1, 400)}${maybe(f, 0.3) ? ` ${num(f, 1, 9)}º ${pick(f, ["Esq.", "Dto.", "A"])}` : ""}`, `${f.location.zipCode()} ${f.location.city()}`];
+  const lines = [
+    `${street(f)}, ${num(f, 1, 400)}${maybe(f, 0.3) ? ` ${num(f, 1, 9)}º ${pick(f, ["Esq.", "Dto.", "A"])}` : ""}`,
+    `${f.location.zipCode()} ${f.location.city()}`,
+  ];
   if (maybe(f, 0.3)) lines.push("Portugal");
   return lines;
 };
 const IT: Country = (f) => {
-  const lines = [`${street(f)} ${num(f, 1, 200)}`, `${f.location.zipCode()} ${f.location.city()} (${f.location.state({ abbreviated: true })})`];
+  const lines = [
+    `${street(f)} ${num(f, 1, 200)}`,
+    `${f.location.zipCode()} ${f.location.city()} (${f.location.state({ abbreviated: true })})`,
+  ];
   if (maybe(f, 0.3)) lines.push("Italia");
   return lines;
 };
@@ -166,7 +197,10 @@ const SE: Country = (f) => {
   return lines;
 };
 const DK: Country = (f) => {
-  const lines = [`${street(f)} ${f.location.buildingNumber()}${maybe(f, 0.4) ? `, ${num(f, 1, 6)}. ${pick(f, ["th", "tv", "mf"])}` : ""}`, `${f.location.zipCode()} ${f.location.city()}`];
+  const lines = [
+    `${street(f)} ${f.location.buildingNumber()}${maybe(f, 0.4) ? `, ${num(f, 1, 6)}. ${pick(f, ["th", "tv", "mf"])}` : ""}`,
+    `${f.location.zipCode()} ${f.location.city()}`,
+  ];
   if (maybe(f, 0.3)) lines.push(pick(f, ["Danmark", "Denmark"]));
   return lines;
 };
@@ -176,14 +210,20 @@ const NO: Country = (f) => {
   return lines;
 };
 const FI: Country = (f) => {
-  const lines = [`${street(f)} ${num(f, 1, 90)}${maybe(f, 0.5) ? ` ${pick(f, ["A", "B", "C"])} ${num(f, 1, 40)}` : ""}`, `${f.location.zipCode()} ${f.location.city()}`];
+  const lines = [
+    `${street(f)} ${num(f, 1, 90)}${maybe(f, 0.5) ? ` ${pick(f, ["A", "B", "C"])} ${num(f, 1, 40)}` : ""}`,
+    `${f.location.zipCode()} ${f.location.city()}`,
+  ];
   if (maybe(f, 0.3)) lines.push(pick(f, ["Suomi", "Finland"]));
   return lines;
 };
 const PL: Country = (f) => {
   const name = f.location.street().replace(/^\p{Ll}+\.? /u, "");
   const no = `${f.location.buildingNumber()}${maybe(f, 0.5) ? `/${num(f, 1, 80)}` : ""}`;
-  const lines = [`${pick(f, ["ul.", "ul.", "al.", "pl.", "os."])} ${name} ${no}`, `${f.location.zipCode()} ${f.location.city()}`];
+  const lines = [
+    `${pick(f, ["ul.", "ul.", "al.", "pl.", "os."])} ${name} ${no}`,
+    `${f.location.zipCode()} ${f.location.city()}`,
+  ];
   if (maybe(f, 0.3)) lines.push(pick(f, ["Polska", "Poland"]));
   return lines;
 };
@@ -196,7 +236,11 @@ const CZ: Country = (f) => {
 };
 const BR: Country = (f) => {
   const unit = maybe(f, 0.5) ? ` - ${pick(f, ["apto", "apto.", "sala", "casa"])} ${num(f, 1, 300)}` : "";
-  const lines = [`${street(f)}, ${num(f, 1, 3000)}${unit}`, `${f.location.city()} - ${f.location.state({ abbreviated: true })}`, f.location.zipCode()];
+  const lines = [
+    `${street(f)}, ${num(f, 1, 3000)}${unit}`,
+    `${f.location.city()} - ${f.location.state({ abbreviated: true })}`,
+    f.location.zipCode(),
+  ];
   if (maybe(f, 0.3)) lines.push("Brasil");
   return lines;
 };
@@ -210,7 +254,16 @@ const MX: Country = (f) => {
   return lines;
 };
 const AR: Country = (f) => {
-  const province = pick(f, ["Buenos Aires", "Córdoba", "Santa Fe", "Mendoza", "Tucumán", "Salta", "Neuquén", "Chubut"]);
+  const province = pick(f, [
+    "Buenos Aires",
+    "Córdoba",
+    "Santa Fe",
+    "Mendoza",
+    "Tucumán",
+    "Salta",
+    "Neuquén",
+    "Chubut",
+  ]);
   const cpa = `${f.string.alpha({ length: 1, casing: "upper" })}${num(f, 1000, 9999)}${f.string.alpha({ length: 3, casing: "upper" })}`;
   const lines = [
     `${pick(f, ["Av.", "Avenida", "Calle"])} ${f.person.lastName()} ${num(f, 1, 5000)}${maybe(f, 0.4) ? `, Piso ${num(f, 1, 20)}, Depto. ${pick(f, ["A", "B", "C", "D"])}` : ""}`,
@@ -222,7 +275,10 @@ const AR: Country = (f) => {
 };
 const IN: Country = (f) => {
   // India Post's PIN codes start with 1-9 (the first digit is the postal region); faker draws a 0 too.
-  const pin = f.location.zipCode().replace(/ /g, "").replace(/^0/, num(f, 1, 9));
+  const pin = f.location
+    .zipCode()
+    .replace(/ /g, "")
+    .replace(/^0/, num(f, 1, 9));
   const lines = [
     `${pick(f, ["Flat", "House No.", "Plot"])} ${num(f, 1, 400)}${maybe(f, 0.5) ? `, ${f.person.lastName()} ${pick(f, ["Apartments", "Residency", "Towers", "Nagar"])}` : ""}`,
     street(f),
@@ -233,8 +289,40 @@ const IN: Country = (f) => {
   return lines;
 };
 /** Romanized Japanese: block numbers, district, ward or city, prefecture and postcode (Japan Post's English guide). */
-const JP_DISTRICTS = ["Jingumae", "Roppongi", "Umeda", "Sakae", "Tenjin", "Nishishinjuku", "Marunouchi", "Higashiyama", "Kita", "Minamiaoyama", "Honcho", "Chuo", "Nakamachi", "Ekimae", "Kamiyacho", "Shiba", "Namba", "Kawaramachi"];
-const JP_WARDS = ["Shibuya-ku", "Minato-ku", "Chiyoda-ku", "Shinjuku-ku", "Kita-ku", "Naka-ku", "Chuo-ku", "Nishi-ku", "Sakyo-ku", "Aoba-ku", "Higashi-ku", "Hakata-ku"];
+const JP_DISTRICTS = [
+  "Jingumae",
+  "Roppongi",
+  "Umeda",
+  "Sakae",
+  "Tenjin",
+  "Nishishinjuku",
+  "Marunouchi",
+  "Higashiyama",
+  "Kita",
+  "Minamiaoyama",
+  "Honcho",
+  "Chuo",
+  "Nakamachi",
+  "Ekimae",
+  "Kamiyacho",
+  "Shiba",
+  "Namba",
+  "Kawaramachi",
+];
+const JP_WARDS = [
+  "Shibuya-ku",
+  "Minato-ku",
+  "Chiyoda-ku",
+  "Shinjuku-ku",
+  "Kita-ku",
+  "Naka-ku",
+  "Chuo-ku",
+  "Nishi-ku",
+  "Sakyo-ku",
+  "Aoba-ku",
+  "Higashi-ku",
+  "Hakata-ku",
+];
 const JP_PLACES: [string | null, string][] = [
   [null, "Tokyo"],
   ["Osaka", "Osaka"],
@@ -264,9 +352,22 @@ const AU: Country = (f) => {
   if (maybe(f, 0.3)) lines.push("Australia");
   return lines;
 };
-const NZ_CITIES = ["Auckland", "Wellington", "Christchurch", "Hamilton", "Tauranga", "Dunedin", "Napier", "Nelson"];
+const NZ_CITIES = [
+  "Auckland",
+  "Wellington",
+  "Christchurch",
+  "Hamilton",
+  "Tauranga",
+  "Dunedin",
+  "Napier",
+  "Nelson",
+];
 const NZ: Country = (f) => {
-  const lines = [`${num(f, 1, 400)} ${street(f)}`, f.location.city(), `${pick(f, NZ_CITIES)} ${num(f, 1010, 9893)}`];
+  const lines = [
+    `${num(f, 1, 400)} ${street(f)}`,
+    f.location.city(),
+    `${pick(f, NZ_CITIES)} ${num(f, 1010, 9893)}`,
+  ];
   if (maybe(f, 0.5)) lines.push("New Zealand");
   return lines;
 };
