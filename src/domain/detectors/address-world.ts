@@ -16,31 +16,32 @@ import { PLACE_QUALIFIERS_DATA } from "./word-data/place-qualifiers.js";
  */
 
 /** Every alternative starts at a digit; the letters a form needs before it are read by lookbehind. */
-const POSTAL = new RegExp(
-  [
-    // 1015 CJ Amsterdam (Netherlands: four digits, two letters; SA, SD, SS are never issued)
-    String.raw`(?<nl>\b[1-9]\d{3}[ ]?(?!SA|SD|SS|MB|GB|KB|TB|AM|PM|AD|BC|CE|KG|KM|HZ|PX|ML|MM|CM)[A-Z]{2}(?![\p{L}\p{N}]))`,
-    // 00-950 Warszawa (Poland), 2000-123 Lisboa (Portugal), 01310-100 (Brazil)
-    String.raw`(?<dash>\b(?:\d{2}-\d{3}|\d{4}-\d{3}|\d{5}-\d{3})(?![\p{N}-]))`,
-    // 110 00 Praha, 114 55 Stockholm (Czechia, Slovakia, Sweden)
-    String.raw`(?<split>\b\d{3}[ ]\d{2}(?![\p{N}]))`,
-    // C1043AAZ (Argentina's CPA)
-    String.raw`(?<ar>\d(?<=\b[A-HJ-NP-Z]\d)\d{3}[A-Z]{3}\b)`,
-    // D02 X285 (Irish Eircode), checked beside its county or country in code
-    String.raw`(?<ie>\d(?<=\b[AC-FHKNPRTV-Y]\d)\d[ ]?[0-9AC-FHKNPRTV-Y]{4}\b|6W(?<=\bD6W)[ ]?[0-9AC-FHKNPRTV-Y]{4}\b)`,
-    // CP 06600 (Mexico), D-10115 (a country letter before a postcode)
-    String.raw`(?<prefixed>\d(?<=(?:\bC\.?[ ]?P\.?:?[ ]?|\b(?:D|A|CH|F|B|I|E|L|DK|N|S|FI|NL|SK|CZ|PL)-)\d)\d{3,4}(?!\d))`,
-    // NSW 2000 (an Australian state before four digits)
-    String.raw`(?<au>\d(?<=\b(?:NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|ACT|NT)[ ]{1,2}\d)\d{3}(?!\d))`,
-    // Tokyo 150-0002, 〒150-0002 (Japan)
-    String.raw`(?<jp>\d(?<=(?:\p{Ll}|〒)[ ]?\d)\d{2}-\d{4}(?!\d))`,
-    // Mumbai - 400001, Maharashtra 400001, PIN 400001 (India)
-    String.raw`(?<in>[1-9](?<=(?:\p{Ll}[ ]?[-–][ ]?|\p{Ll},?[ ]|PIN[ ]?(?:[Cc]ode)?[: ]{1,2})[1-9])\d{2}[ ]?\d{3}(?!\d))`,
-    // 12040 Mehmetland, 75001 Paris, Auckland 1010: only after a street part (checked in code)
-    String.raw`(?<bare>\b\d{4,5}(?!\d))`,
-  ].join("|"),
-  "gu",
-);
+/**
+ * The postal forms, alternatives of the address detector's one pattern (address.ts), inside its
+ * group that starts at a word boundary: each starts with a digit, or with one capital before two
+ * digits, and the words a form needs before it are read by lookbehind after its shape matched
+ * (numbers in prose have those words far more often than the shape).
+ */
+export const POSTAL_FORMS: string[] = [
+  // 1015 CJ Amsterdam (Netherlands: four digits, two letters; SA, SD, SS are never issued)
+  String.raw`(?<nl>[1-9]\d{3}[ ]?(?!SA|SD|SS|MB|GB|KB|TB|AM|PM|AD|BC|CE|KG|KM|HZ|PX|ML|MM|CM)[A-Z]{2}(?![\p{L}\p{N}]))`,
+  // 00-950 Warszawa (Poland), 2000-123 Lisboa (Portugal), 01310-100 (Brazil)
+  String.raw`(?<dash>\d\d(?:\d{2,3})?-\d{3}(?![\p{N}-]))`,
+  // 110 00 Praha, 114 55 Stockholm (Czechia, Slovakia, Sweden)
+  String.raw`(?<split>\d{3}[ ]\d{2}(?![\p{N}]))`,
+  // CP 06600 (Mexico), D-10115 (a country letter before a postcode)
+  String.raw`(?<prefixed>\d{4,5}(?!\d)(?<=(?:\bC\.?[ ]?P\.?:?[ ]?|\b(?:D|A|CH|F|B|I|E|L|DK|N|S|FI|NL|SK|CZ|PL)-)\d{4,5}))`,
+  // NSW 2000 (an Australian state before four digits)
+  String.raw`(?<au>\d{4}(?!\d)(?<=\b(?:NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|ACT|NT)[ ]{1,2}\d{4}))`,
+  // Tokyo 150-0002, 〒150-0002 (Japan)
+  String.raw`(?<jp>\d{3}-\d{4}(?!\d)(?<=(?:\p{Ll}|〒)[ ]?\d{3}-\d{4}))`,
+  // Mumbai - 400001, Maharashtra 400001, PIN 400001 (India)
+  String.raw`(?<in>[1-9]\d{2}[ ]?\d{3}(?!\d)(?<=(?:\p{Ll}[ ]?[-–][ ]?|\p{Ll},?[ ]|PIN[ ]?(?:[Cc]ode)?[: ]{1,2})[1-9]\d{2}[ ]?\d{3}))`,
+  // 12040 Mehmetland, 75001 Paris: only after a street part (checked in code)
+  String.raw`(?<bare>\d{4,5}(?=[ ]{1,2}\p{Lu}))`,
+  // Auckland 1010: a place before four digits, only after a street part
+  String.raw`(?<placeCode>\d{4}(?![\p{N}\p{L}])(?<=\p{Lu}[\p{L}'’.-]{1,30}[ ]\d{4}))`,
+];
 
 // A place written after a postcode: capitalized words (or a word in capitals, as Norway writes it),
 // with the link words of place names, and a district number (`Praha 1`, `Wien 3`).
@@ -102,7 +103,7 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
   const start = m.index;
   const end = start + m[0].length;
   if (g.nl !== undefined || g.split !== undefined || g.ar !== undefined) {
-    // The CPA's province letter stands before the digit the pattern starts at.
+    // The CPA's letter stands before the digit its form starts at.
     const s = g.ar !== undefined ? start - 1 : start;
     if (!isSeparatorBefore(text, s)) return null;
     const e = placeAfter(text, end);
@@ -135,7 +136,7 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
     return { start: s, end: e, weak: false };
   }
   if (g.ie !== undefined) {
-    const s = text.charCodeAt(start - 1) === 68 && m[0].startsWith("6W") ? start - 1 : start - 1;
+    const s = start - 1;
     // An Eircode is read beside its county (`Co. Cork`) or before `Ireland`.
     const before = text.slice(Math.max(0, s - 30), s);
     const after = text.slice(end, end + 12);
@@ -183,17 +184,15 @@ function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | u
   }
   if (g.bare !== undefined) {
     const prev = text.charCodeAt(start - 1);
-    if (prev === 45 || prev === 46 || prev === 47 || prev === 44) return null;
-    if (isSeparatorBefore(text, start)) {
-      const e = placeAfter(text, end);
-      if (e >= 0) return { start, end: e, weak: true };
-    }
-    // A place before four digits (`Auckland 1010`, `Wellington 6011`).
-    if (m[0].length === 4 && text.charCodeAt(start - 1) === 32) {
-      const place = PLACE_BEFORE.exec(text.slice(Math.max(0, start - 50), start));
-      if (place !== null && isSeparatorBefore(text, start - place[0].length))
-        return { start: start - place[0].length, end, weak: true };
-    }
+    if (prev === 45 || prev === 46 || prev === 47 || prev === 44 || !isSeparatorBefore(text, start))
+      return null;
+    const e = placeAfter(text, end);
+    return e < 0 ? null : { start, end: e, weak: true };
+  }
+  if (g.placeCode !== undefined) {
+    const place = PLACE_BEFORE.exec(text.slice(Math.max(0, start - 50), start));
+    if (place !== null && isSeparatorBefore(text, start - place[0].length))
+      return { start: start - place[0].length, end, weak: true };
   }
   return null;
 }
@@ -415,22 +414,37 @@ function endsValue(text: string, at: number): boolean {
   return country !== null && COUNTRY_NAMES.has(placeKey(country[1] as string));
 }
 
-/** Anchors with the parts before them, and the region and country after. */
-export function findPostalLines(text: string, out: Span[]): void {
-  POSTAL.lastIndex = 0;
-  for (let m = POSTAL.exec(text); m !== null; m = POSTAL.exec(text)) {
-    const a = anchorOf(text, m, m.groups ?? {});
-    if (a === null) continue;
-    const start = chainBack(text, a.start);
-    if (
-      a.weak &&
-      !(start < a.start && namesStreet(text.slice(start, a.start))) &&
-      !endsStreet(out, a.start, text)
-    )
-      continue;
-    out.push({ start, end: chainForward(text, a.end, m.groups?.in !== undefined) });
-    if (POSTAL.lastIndex < a.end) POSTAL.lastIndex = a.end;
-  }
+/**
+ * The postal forms that start with a capital glued to the digits: outside the word-boundary group,
+ * starting at the digit and reading the capital back, as the UK form does.
+ */
+export const POSTAL_LETTER_FORMS: string[] = [
+  // C1043AAZ (Argentina's CPA)
+  String.raw`(?<ar>\d(?<=\b[A-HJ-NP-Z]\d)\d{3}[A-Z]{3}\b)`,
+  // D02 X285, D6W 1234 (Irish Eircode), checked beside its county or country in code
+  String.raw`(?<ie>\d(?<=\b[AC-FHKNPRTV-Y]\d)\d[ ]?[0-9AC-FHKNPRTV-Y]{4}\b|6W(?<=\bD6W)[ ]?[0-9AC-FHKNPRTV-Y]{4}\b)`,
+];
+
+/**
+ * A postal form's match as a span: the anchor with the parts before it and the region and country
+ * after it, or null. `found` holds the spans found before it in the text.
+ */
+export function keepPostal(
+  text: string,
+  m: RegExpExecArray,
+  groups: Record<string, string | undefined>,
+  found: Span[],
+): Span | null {
+  const a = anchorOf(text, m, groups);
+  if (a === null) return null;
+  const start = chainBack(text, a.start);
+  if (
+    a.weak &&
+    !(start < a.start && namesStreet(text.slice(start, a.start))) &&
+    !endsStreet(found, a.start, text)
+  )
+    return null;
+  return { start, end: chainForward(text, a.end, groups.in !== undefined) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Span } from "../content-scan.js";
-import { chainBack, chainForward, findPostalLines } from "./address-world.js";
+import { chainBack, chainForward, keepPostal, POSTAL_FORMS, POSTAL_LETTER_FORMS } from "./address-world.js";
 import { ENGLISH_WORD_SET, nameKey } from "./name-data.js";
 import { collect, isAsciiLetter, isDigit, lowerBefore, normalizeSpans, whole } from "./spans.js";
 import {
@@ -78,13 +78,19 @@ const ADDRESS = new RegExp(
       // P.O. Box 1234, PO Box 12, Post Office Box 9
       `(?<poBox>\\d(?<=[Bb]ox[ ]{0,2}#?\\d)\\d{0,7}(?!\\d)(?<=${PO_BOX_PREFIX}\\d{1,8})\\b)`,
       // IL 62704: a US ZIP code after a state code
+      // the postcodes of many countries with their places (address-world.ts); before the ZIP
+      // form, which would take `CP 06600` and drop it
+      ...POSTAL_FORMS.slice(0, -2),
       String.raw`(?<zip>\d(?<=\b[A-Z]{2}[ ]{1,2}\d)\d{4}(?!\d)(?:-\d{4})?\b)`,
+      // a bare postcode before or after its place, the weakest forms, last
+      ...POSTAL_FORMS.slice(-2),
     ].join("|") +
     ")|" +
     [
       // SW1A 1AA: a UK postcode (the area letters are read before the first digit)
       String.raw`(?<uk>\d(?<=\b[A-Z]{1,2}\d)[A-Z\d]?[ ]{1,2}\d[ABD-HJLNP-UW-Z]{2}\b)`,
       // ON K1A 0B1: a Canadian postal code after its province
+      ...POSTAL_LETTER_FORMS,
       `(?<canada>\\d(?<=\\b(?:${CANADIAN_PROVINCES})[ ]{1,2}[ABCEGHJ-NPRSTVXY]\\d)[ABCEGHJ-NPRSTV-Z][ ]?\\d[ABCEGHJ-NPRSTV-Z]\\d\\b)`,
     ].join("|"),
   "gu",
@@ -240,22 +246,30 @@ const WITHOUT_NUMBER = new RegExp(
 );
 
 export function findAddresses(text: string): Span[] {
-  const spans = collect(ADDRESS, text, (m) => {
-    const groups = m.groups ?? {};
-    if (groups.street !== undefined) return keepStreet(text, m, groups);
-    if (groups.numberLast !== undefined) {
-      const span = withPrefix(text, m, NUMBER_LAST_START, 100);
-      return span && { start: span.start, end: extendTail(text, span.end) };
-    }
-    if (groups.typeFirst !== undefined)
-      return { start: m.index, end: extendTail(text, m.index + m[0].length) };
-    if (groups.poBox !== undefined) return withPrefix(text, m, PO_BOX_START, 24);
-    if (groups.uk !== undefined) return withChain(text, keepUkPostcode(text, m));
-    if (groups.zip !== undefined) return withChain(text, keepZip(text, m));
-    if (groups.canada !== undefined) return withChain(text, withPrefix(text, m, CANADA_START, 8));
-    return whole(m);
-  });
-  findPostalLines(text, spans);
+  const spans: Span[] = [];
+  collect(
+    ADDRESS,
+    text,
+    (m) => {
+      const groups = m.groups ?? {};
+      if (groups.street !== undefined) return keepStreet(text, m, groups);
+      if (groups.numberLast !== undefined) {
+        const span = withPrefix(text, m, NUMBER_LAST_START, 100);
+        return span && { start: span.start, end: extendTail(text, span.end) };
+      }
+      if (groups.typeFirst !== undefined)
+        return { start: m.index, end: extendTail(text, m.index + m[0].length) };
+      if (groups.poBox !== undefined) return withPrefix(text, m, PO_BOX_START, 24);
+      if (groups.uk !== undefined) return withChain(text, keepUkPostcode(text, m));
+      if (groups.zip !== undefined) return withChain(text, keepZip(text, m));
+      if (groups.canada !== undefined) return withChain(text, withPrefix(text, m, CANADA_START, 8));
+      const span = keepPostal(text, m, groups, spans);
+      // The place and region after a postcode are read; the pattern goes on after them.
+      if (span !== null && ADDRESS.lastIndex < span.end) ADDRESS.lastIndex = span.end;
+      return span;
+    },
+    spans,
+  );
   if (text.includes("s/n")) {
     collect(
       WITHOUT_NUMBER,
