@@ -17,31 +17,40 @@ import { PLACE_QUALIFIERS_DATA } from "./word-data/place-qualifiers.js";
 
 /** Every alternative starts at a digit; the letters a form needs before it are read by lookbehind. */
 /**
- * The postal forms, alternatives of the address detector's one pattern (address.ts), inside its
- * group that starts at a word boundary: each starts with a digit, or with one capital before two
- * digits, and the words a form needs before it are read by lookbehind after its shape matched
- * (numbers in prose have those words far more often than the shape).
+ * The postal forms, one alternative of the address detector's one pattern (address.ts), inside its
+ * group that starts at a word boundary. They share their first two digits, so a word boundary that
+ * is no digit pair costs one test for all of them; after the digits each form reads the rest of its
+ * shape, then the words it needs before it by lookbehind (numbers in prose have those words far
+ * more often than the shape). The US ZIP form (`zip`, given by address.ts) stands among them, after
+ * the forms it would otherwise take (`CP 06600`) and before the bare postcodes.
  */
-export const POSTAL_FORMS: string[] = [
-  // 1015 CJ Amsterdam (Netherlands: four digits, two letters; SA, SD, SS are never issued)
-  String.raw`(?<nl>[1-9]\d{3}[ ]?(?!SA|SD|SS|MB|GB|KB|TB|AM|PM|AD|BC|CE|KG|KM|HZ|PX|ML|MM|CM)[A-Z]{2}(?![\p{L}\p{N}]))`,
-  // 00-950 Warszawa (Poland), 2000-123 Lisboa (Portugal), 01310-100 (Brazil)
-  String.raw`(?<dash>\d\d(?:\d{2,3})?-\d{3}(?![\p{N}-]))`,
-  // 110 00 Praha, 114 55 Stockholm (Czechia, Slovakia, Sweden)
-  String.raw`(?<split>\d{3}[ ]\d{2}(?![\p{N}]))`,
-  // CP 06600 (Mexico), D-10115 (a country letter before a postcode)
-  String.raw`(?<prefixed>\d{4,5}(?!\d)(?<=(?:\bC\.?[ ]?P\.?:?[ ]?|\b(?:D|A|CH|F|B|I|E|L|DK|N|S|FI|NL|SK|CZ|PL)-)\d{4,5}))`,
-  // NSW 2000 (an Australian state before four digits)
-  String.raw`(?<au>\d{4}(?!\d)(?<=\b(?:NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|ACT|NT)[ ]{1,2}\d{4}))`,
-  // Tokyo 150-0002, 〒150-0002 (Japan)
-  String.raw`(?<jp>\d{3}-\d{4}(?!\d)(?<=(?:\p{Ll}|〒)[ ]?\d{3}-\d{4}))`,
-  // Mumbai - 400001, Maharashtra 400001, PIN 400001 (India)
-  String.raw`(?<in>[1-9]\d{2}[ ]?\d{3}(?!\d)(?<=(?:\p{Ll}[ ]?[-–][ ]?|\p{Ll},?[ ]|PIN[ ]?(?:[Cc]ode)?[: ]{1,2})[1-9]\d{2}[ ]?\d{3}))`,
-  // 12040 Mehmetland, 75001 Paris: only after a street part (checked in code)
-  String.raw`(?<bare>\d{4,5}(?=[ ]{1,2}\p{Lu}))`,
-  // Auckland 1010: a place before four digits, only after a street part
-  String.raw`(?<placeCode>\d{4}(?![\p{N}\p{L}])(?<=\p{Lu}[\p{L}'’.-]{1,30}[ ]\d{4}))`,
-];
+export function postalForms(zip: string): string {
+  return (
+    String.raw`\d\d(?:` +
+    [
+      // 1015 CJ Amsterdam (Netherlands: four digits, two letters; SA, SD, SS are never issued)
+      String.raw`(?<nl>\d\d[ ]?(?!SA|SD|SS|MB|GB|KB|TB|AM|PM|AD|BC|CE|KG|KM|HZ|PX|ML|MM|CM)[A-Z]{2}(?![\p{L}\p{N}]))`,
+      // 00-950 Warszawa (Poland), 2000-123 Lisboa (Portugal), 01310-100 (Brazil)
+      String.raw`(?<dash>(?:\d{2,3})?-\d{3}(?![\p{N}-]))`,
+      // 110 00 Praha, 114 55 Stockholm (Czechia, Slovakia, Sweden)
+      String.raw`(?<split>\d[ ]\d{2}(?![\p{N}]))`,
+      // CP 06600 (Mexico), D-10115 (a country letter before a postcode)
+      String.raw`(?<prefixed>\d{2,3}(?!\d)(?<=(?:\bC\.?[ ]?P\.?:?[ ]?|\b(?:D|A|CH|F|B|I|E|L|DK|N|S|FI|NL|SK|CZ|PL)-)\d{4,5}))`,
+      // NSW 2000 (an Australian state before four digits)
+      String.raw`(?<au>\d{2}(?!\d)(?<=\b(?:NSW|VIC|Vic|QLD|Qld|SA|WA|TAS|Tas|ACT|NT)[ ]{1,2}\d{4}))`,
+      // Tokyo 150-0002, 〒150-0002 (Japan)
+      String.raw`(?<jp>\d-\d{4}(?!\d)(?<=(?:\p{Ll}|〒)[ ]?\d{3}-\d{4}))`,
+      // Mumbai - 400001, Maharashtra 400001, PIN 400001 (India)
+      String.raw`(?<in>\d[ ]?\d{3}(?!\d)(?<=(?:\p{Ll}[ ]?[-–][ ]?|\p{Ll},?[ ]|PIN[ ]?(?:[Cc]ode)?[: ]{1,2})[1-9]\d{2}[ ]?\d{3}))`,
+      zip,
+      // 12040 Mehmetland, 75001 Paris: only after a street part (checked in code)
+      String.raw`(?<bare>\d{2,3}(?=[ ]{1,2}\p{Lu}))`,
+      // Auckland 1010: a place before four digits, only after a street part
+      String.raw`(?<placeCode>\d{2}(?![\p{N}\p{L}])(?<=\p{Lu}[\p{L}'’.-]{1,30}[ ]\d{4}))`,
+    ].join("|") +
+    ")"
+  );
+}
 
 // A place written after a postcode: capitalized words (or a word in capitals, as Norway writes it),
 // with the link words of place names, and a district number (`Praha 1`, `Wien 3`).
@@ -102,6 +111,8 @@ function isSeparatorBefore(text: string, at: number): boolean {
 function anchorOf(text: string, m: RegExpExecArray, g: Record<string, string | undefined>): Anchor | null {
   const start = m.index;
   const end = start + m[0].length;
+  // Postcodes of the Netherlands start at 1000.
+  if (g.nl !== undefined && text.charCodeAt(start) === 48) return null;
   if (g.nl !== undefined || g.split !== undefined || g.ar !== undefined) {
     // The CPA's letter stands before the digit its form starts at.
     const s = g.ar !== undefined ? start - 1 : start;

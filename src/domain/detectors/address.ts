@@ -1,7 +1,7 @@
 import type { Span } from "../content-scan.js";
-import { chainBack, chainForward, keepPostal, POSTAL_FORMS, POSTAL_LETTER_FORMS } from "./address-world.js";
+import { chainBack, chainForward, keepPostal, POSTAL_LETTER_FORMS, postalForms } from "./address-world.js";
 import { ENGLISH_WORD_SET, nameKey } from "./name-data.js";
-import { collect, isAsciiLetter, isDigit, lowerBefore, normalizeSpans, whole } from "./spans.js";
+import { collect, isAsciiLetter, isDigit, lowerBefore, normalizeSpans } from "./spans.js";
 import {
   AMBIGUOUS_STREET_TYPES,
   alternation,
@@ -77,13 +77,9 @@ const ADDRESS = new RegExp(
       `(?<numberLast>\\d(?<=\\p{Lu}[\\p{Ll}.]{1,30},?[ ]{1,2}\\d)\\d{0,3}(?!\\d)(?<=${NUMBER_LAST_PREFIX}\\d{1,4})[a-zA-Z]?(?:\\/\\d{1,4}[a-zA-Z]?)?(?![\\p{L}\\p{N}]))`,
       // P.O. Box 1234, PO Box 12, Post Office Box 9
       `(?<poBox>\\d(?<=[Bb]ox[ ]{0,2}#?\\d)\\d{0,7}(?!\\d)(?<=${PO_BOX_PREFIX}\\d{1,8})\\b)`,
-      // IL 62704: a US ZIP code after a state code
-      // the postcodes of many countries with their places (address-world.ts); before the ZIP
-      // form, which would take `CP 06600` and drop it
-      ...POSTAL_FORMS.slice(0, -2),
-      String.raw`(?<zip>\d(?<=\b[A-Z]{2}[ ]{1,2}\d)\d{4}(?!\d)(?:-\d{4})?\b)`,
-      // a bare postcode before or after its place, the weakest forms, last
-      ...POSTAL_FORMS.slice(-2),
+      // the postcodes of many countries with their places (address-world.ts), and IL 62704: a US
+      // ZIP code after a state code
+      postalForms(String.raw`(?<zip>\d{3}(?!\d)(?<=\b[A-Z]{2}[ ]{1,2}\d{5})(?:-\d{4})?\b)`),
     ].join("|") +
     ")|" +
     [
