@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { BUILTIN_SLUGS, builtinLabel } from "../../src/domain/content-filters.js";
+import { findAddresses } from "../../src/domain/detectors/address.js";
 import { DETECTORS } from "../../src/domain/detectors/index.js";
 import { BUILTIN_RANK, type LabelledSpan, resolveOverlaps } from "../../src/domain/overlaps.js";
 import { type Case, type Contexts, GROUPS, type Group, generate } from "./detector-world-address/generate.js";
@@ -179,3 +180,95 @@ for (const [part, contexts, seed, rounds] of [
     }
   });
 }
+
+/** The forms of each country as its post writes them, with what must be redacted of each. */
+const FORMS: [string, string][] = [
+  [
+    "Please ship to Keizersgracht 123, 1015 CJ Amsterdam, Netherlands.",
+    "Keizersgracht 123, 1015 CJ Amsterdam, Netherlands",
+  ],
+  ["Ship to Keizersgracht 123 tomorrow.", "Keizersgracht 123"],
+  ["Adres: ul. Marszałkowska 10/12, 00-950 Warszawa", "ul. Marszałkowska 10/12, 00-950 Warszawa"],
+  ["ul. Marszałkowska 10/12 is the office", "ul. Marszałkowska 10/12"],
+  ["Dirección: Calle Mayor 5, 3º B, 28013 Madrid", "Calle Mayor 5, 3º B, 28013 Madrid"],
+  [
+    "Endereço: Rua Augusta, 1500 - apto 12, 01310-100 São Paulo - SP",
+    "Rua Augusta, 1500 - apto 12, 01310-100 São Paulo - SP",
+  ],
+  [
+    "Rua Augusta, 1500 - apto 12\nSão Paulo - SP\n01310-100",
+    "Rua Augusta, 1500 - apto 12\nSão Paulo - SP\n01310-100",
+  ],
+  ["Václavské náměstí 837/11\n110 00 Praha 1", "Václavské náměstí 837/11\n110 00 Praha 1"],
+  ["Drottninggatan 53\n114 55 Stockholm\nSweden\n\nBest,", "Drottninggatan 53\n114 55 Stockholm\nSweden"],
+  [
+    "Av. Insurgentes Sur 1602, Col. Crédito Constructor, CP 06600 Ciudad de México, CDMX",
+    "Av. Insurgentes Sur 1602, Col. Crédito Constructor, CP 06600 Ciudad de México, CDMX",
+  ],
+  [
+    "Office: 1-2-3 Shibuya, Shibuya-ku, Tokyo 150-0002, Japan",
+    "1-2-3 Shibuya, Shibuya-ku, Tokyo 150-0002, Japan",
+  ],
+  [
+    "Flat 12, Sai Apartments, MG Road, Mumbai 400001, Maharashtra",
+    "Flat 12, Sai Apartments, MG Road, Mumbai 400001, Maharashtra",
+  ],
+  ["22 Marine Drive, Mumbai - 400001", "22 Marine Drive, Mumbai - 400001"],
+  [
+    "Level 5, 1 Martin Place, Sydney NSW 2000, Australia",
+    "Level 5, 1 Martin Place, Sydney NSW 2000, Australia",
+  ],
+  ["Bahnhofstrasse 12, 8001 Zürich", "Bahnhofstrasse 12, 8001 Zürich"],
+  ["Mannerheimintie 10 A 5, 00100 Helsinki", "Mannerheimintie 10 A 5, 00100 Helsinki"],
+  ["Vesterbrogade 14, 2. tv, 1620 København V", "Vesterbrogade 14, 2. tv, 1620 København V"],
+  ["Karl Johans gate 22, 0159 Oslo", "Karl Johans gate 22, 0159 Oslo"],
+  [
+    "Av. Corrientes 1234, Piso 5, Depto. B, C1043AAZ CABA, Argentina",
+    "Av. Corrientes 1234, Piso 5, Depto. B, C1043AAZ CABA, Argentina",
+  ],
+  [
+    "12 Queen Street, Auckland Central, Auckland 1010, New Zealand",
+    "12 Queen Street, Auckland Central, Auckland 1010, New Zealand",
+  ],
+  ["Rue de la Loi 16, 1000 Bruxelles", "Rue de la Loi 16, 1000 Bruxelles"],
+  ["Via del Corso 12, 00186 Roma (RM)", "Via del Corso 12, 00186 Roma (RM)"],
+  ["Hauptstraße 5, A-1010 Wien", "Hauptstraße 5, A-1010 Wien"],
+  ["1 Grand Canal Square, Dublin 2, D02 P820, Ireland", "1 Grand Canal Square, Dublin 2, D02 P820, Ireland"],
+  [
+    "Kind regards,\nSupport\n742 Evergreen Terrace\nSpringfield, IL 62704\nUSA",
+    "742 Evergreen Terrace\nSpringfield, IL 62704\nUSA",
+  ],
+];
+
+/** Numbers beside capitalized words that are no address. */
+const NOT_ADDRESSES = [
+  "Total due: 1,250.00 EUR, invoice 2026-0042, paid on 12.03.2026.",
+  "We sold 1500 Units in 2025.",
+  "The 2024 Amsterdam offsite was great.",
+  "part 00-950 Warszawa warehouse",
+  "Windows 2000 Server and Office 2019",
+  "Order 12345 Berlin shipped",
+  "Section 12, Paris 2024 Olympics",
+  "version 10.2, build 4471 Release",
+  "Version 123 456 Final",
+  "call 555-0199 today",
+  "Meeting at 14:30, Room 204",
+  "Tokyo 2020 Olympics and 150-0002",
+  "ticket 1015 CJ Smith",
+  "Room 12, 2500 Guests expected",
+  "Chapter 4, 1200 Copenhagen residents replied",
+];
+
+describe("the address forms of each country (docs/detectors.md#address-countries)", () => {
+  it("redacts the whole address: street, number, unit, postcode, place, region and a trailing country", () => {
+    for (const [text, expected] of FORMS)
+      assert.deepEqual(
+        findAddresses(text).map((s) => text.slice(s.start, s.end)),
+        [expected],
+        text,
+      );
+  });
+  it("leaves amounts, dates, versions, counts and labels with numbers alone", () => {
+    for (const text of NOT_ADDRESSES) assert.deepEqual(findAddresses(text), [], text);
+  });
+});
