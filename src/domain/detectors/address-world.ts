@@ -26,7 +26,9 @@ import { PLACE_QUALIFIERS_DATA } from "./word-data/place-qualifiers.js";
  */
 export function postalForms(zip: string): string {
   return (
-    String.raw`\d\d(?:` +
+    // Every form goes on with a third digit and a digit, space or dash, or with a dash: two-digit
+    // numbers (`14`, `2.14.3`) stop here.
+    String.raw`\d\d(?=\d[\d -]|-)(?:` +
     [
       // 1015 CJ Amsterdam (Netherlands: four digits, two letters; SA, SD, SS are never issued)
       String.raw`(?<nl>\d\d[ ]?(?!SA|SD|SS|MB|GB|KB|TB|AM|PM|AD|BC|CE|KG|KM|HZ|PX|ML|MM|CM)[A-Z]{2}(?![\p{L}\p{N}]))`,
