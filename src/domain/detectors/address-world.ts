@@ -474,4 +474,4 @@ function endsStreet(spans: Span[], at: number, text: string): boolean {
   return spans.some((s) => s.end <= at && /^[ ,\n-]*$/.test(text.slice(s.end, at)));
 }
 
-export { chainBack, chainForward, partBefore, partStart };
+export { chainBack, chainForward };
