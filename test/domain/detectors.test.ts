@@ -191,6 +191,18 @@ const ADVERSARIAL: CostInput[] = [
   "password is ",
   "redis://:",
   "&a=",
+  // Near-matches of the postal lines and the parts read around them (docs/detectors.md#address-countries).
+  "Keizersgracht 1, ",
+  "1015 CJ A",
+  "00-950 W",
+  "110 00 P",
+  "A 1, 12040 B, ",
+  "Flat 1\nA\n",
+  "Tokyo 150-",
+  "Mumbai - 40000",
+  "Col. A, ",
+  "a 12, B C, ",
+  "C1043AA",
 ].map((unit) => ({ name: JSON.stringify(unit), unit, length: 100_000 }));
 
 /**

@@ -1,6 +1,7 @@
 import type { Span } from "../content-scan.js";
+import { chainBack, chainForward, keepPostal, POSTAL_LETTER_FORMS, postalForms } from "./address-world.js";
 import { ENGLISH_WORD_SET, nameKey } from "./name-data.js";
-import { collect, isAsciiLetter, isDigit, lowerBefore, normalizeSpans, whole } from "./spans.js";
+import { collect, isAsciiLetter, isDigit, lowerBefore, normalizeSpans } from "./spans.js";
 import {
   AMBIGUOUS_STREET_TYPES,
   alternation,
@@ -40,6 +41,11 @@ const CANADIAN_PROVINCES = "AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT";
 const NUMBER_LAST_PREFIX =
   `(?:(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:[ ]{1,2}${PARTICLES}${CAPITALIZED}){0,3},?` +
   String.raw`|\p{Lu}\p{Ll}{2,30}(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|steig|pfad|chaussee|markt|graben|stieg)` +
+  // Dutch, Swedish, Danish, Norwegian and Finnish street types written as the end of the name
+  // (libpostal's street-type dictionaries; word-data/SOURCES.md): `Keizersgracht 123`, `Drottninggatan 53`
+  String.raw`|\p{Lu}\p{Ll}{2,30}(?:straat|gracht|laan|plein|kade|singel|dijk|dreef|plantsoen|steenweg|gatan|vägen|gränd|vej|gade|stræde|vænget|veien|vegen|katu|kuja|polku|väylä|aukio|ranta|rinne|raitti|kaari)` +
+  // Polish streets after their type (`ul. Marszałkowska 10/12`)
+  String.raw`|(?:ul\.|al\.|pl\.|os\.|ulica|aleja|plac|osiedle)[ ]{1,2}\p{Lu}\p{Ll}{1,30}(?:[ ]\p{Lu}\p{Ll}{1,30}){0,2}` +
   String.raw`|\p{Lu}\p{Ll}{2,30}[ ](?:Str\.|Straße|Strasse|Weg|Allee|Platz|Gasse|Ring|Damm)` +
   String.raw`|\p{Lu}\p{Ll}{1,30}(?:er|e)[ ](?:Mühle|Hof|Feld|Berg|Heide|Wiese|Garten|Grund|Hecke|Kamp|Busch|Graben|Markt|Ufer|Steig|Pfad|Tor|Brücke|Aue|Höhe|Siedlung|Winkel|Bogen|Stieg|Kuhle|Holz|Wald|Hang|Gärten|Höfe|Wiesen|Felder)` +
   String.raw`|(?:\p{Lu}[\p{Ll}.]{1,20}-){1,4}(?:Str\.|Straße|Strasse|Allee|Weg|Platz|Ring)` +
@@ -68,17 +74,19 @@ const ADDRESS = new RegExp(
       // 12 Rue de Rivoli
       `(?<typeFirst>\\d{1,4}(?:[ ]?(?:bis|ter))?,?[ ]{1,2}(?:${ROMANCE_TYPES})[ ]{1,2}${PARTICLES}${CAPITALIZED}(?:-(?:${CAPITALIZED}|qui|la|le|les|de|du|sur|en)){0,3}(?:[ ]{1,2}(?!(?:Apt|Suite|Appartamento|Piano)\\b)(?:[Dd][aeiu][ ]|[Dd]es[ ]|[Dd]u[ ])?${CAPITALIZED}(?:-(?:${CAPITALIZED}|qui|la|le|les|de|du|sur|en)){0,3}){0,3})`,
       // Via Roma 15, Calle Mayor 10, Hauptstraße 5, Lindenallee 23
-      `(?<numberLast>\\d(?<=\\p{Lu}[\\p{Ll}.]{1,30},?[ ]{1,2}\\d)\\d{0,3}(?!\\d)(?<=${NUMBER_LAST_PREFIX}\\d{1,4})[a-zA-Z]?(?![\\p{L}\\p{N}]))`,
+      `(?<numberLast>\\d(?<=\\p{Lu}[\\p{Ll}.]{1,30},?[ ]{1,2}\\d)\\d{0,3}(?!\\d)(?<=${NUMBER_LAST_PREFIX}\\d{1,4})[a-zA-Z]?(?:\\/\\d{1,4}[a-zA-Z]?)?(?![\\p{L}\\p{N}]))`,
       // P.O. Box 1234, PO Box 12, Post Office Box 9
       `(?<poBox>\\d(?<=[Bb]ox[ ]{0,2}#?\\d)\\d{0,7}(?!\\d)(?<=${PO_BOX_PREFIX}\\d{1,8})\\b)`,
-      // IL 62704: a US ZIP code after a state code
-      String.raw`(?<zip>\d(?<=\b[A-Z]{2}[ ]{1,2}\d)\d{4}(?!\d)(?:-\d{4})?\b)`,
+      // the postcodes of many countries with their places (address-world.ts), and IL 62704: a US
+      // ZIP code after a state code
+      postalForms(String.raw`(?<zip>\d{3}(?!\d)(?<=\b[A-Z]{2}[ ]{1,2}\d{5})(?:-\d{4})?\b)`),
     ].join("|") +
     ")|" +
     [
       // SW1A 1AA: a UK postcode (the area letters are read before the first digit)
       String.raw`(?<uk>\d(?<=\b[A-Z]{1,2}\d)[A-Z\d]?[ ]{1,2}\d[ABD-HJLNP-UW-Z]{2}\b)`,
       // ON K1A 0B1: a Canadian postal code after its province
+      ...POSTAL_LETTER_FORMS,
       `(?<canada>\\d(?<=\\b(?:${CANADIAN_PROVINCES})[ ]{1,2}[ABCEGHJ-NPRSTVXY]\\d)[ABCEGHJ-NPRSTV-Z][ ]?\\d[ABCEGHJ-NPRSTV-Z]\\d\\b)`,
     ].join("|"),
   "gu",
@@ -234,21 +242,30 @@ const WITHOUT_NUMBER = new RegExp(
 );
 
 export function findAddresses(text: string): Span[] {
-  const spans = collect(ADDRESS, text, (m) => {
-    const groups = m.groups ?? {};
-    if (groups.street !== undefined) return keepStreet(text, m, groups);
-    if (groups.numberLast !== undefined) {
-      const span = withPrefix(text, m, NUMBER_LAST_START, 100);
-      return span && { start: span.start, end: extendTail(text, span.end) };
-    }
-    if (groups.typeFirst !== undefined)
-      return { start: m.index, end: extendTail(text, m.index + m[0].length) };
-    if (groups.poBox !== undefined) return withPrefix(text, m, PO_BOX_START, 24);
-    if (groups.uk !== undefined) return keepUkPostcode(text, m);
-    if (groups.zip !== undefined) return keepZip(text, m);
-    if (groups.canada !== undefined) return withPrefix(text, m, CANADA_START, 8);
-    return whole(m);
-  });
+  const spans: Span[] = [];
+  collect(
+    ADDRESS,
+    text,
+    (m) => {
+      const groups = m.groups ?? {};
+      if (groups.street !== undefined) return keepStreet(text, m, groups);
+      if (groups.numberLast !== undefined) {
+        const span = withPrefix(text, m, NUMBER_LAST_START, 100);
+        return span && { start: span.start, end: extendTail(text, span.end) };
+      }
+      if (groups.typeFirst !== undefined)
+        return { start: m.index, end: extendTail(text, m.index + m[0].length) };
+      if (groups.poBox !== undefined) return withPrefix(text, m, PO_BOX_START, 24);
+      if (groups.uk !== undefined) return withChain(text, keepUkPostcode(text, m));
+      if (groups.zip !== undefined) return withChain(text, keepZip(text, m));
+      if (groups.canada !== undefined) return withChain(text, withPrefix(text, m, CANADA_START, 8));
+      const span = keepPostal(text, m, groups, spans);
+      // The place and region after a postcode are read; the pattern goes on after them.
+      if (span !== null && ADDRESS.lastIndex < span.end) ADDRESS.lastIndex = span.end;
+      return span;
+    },
+    spans,
+  );
   if (text.includes("s/n")) {
     collect(
       WITHOUT_NUMBER,
@@ -257,5 +274,11 @@ export function findAddresses(text: string): Span[] {
       spans,
     );
   }
+  for (const s of spans) s.end = chainForward(text, s.end);
   return normalizeSpans(spans);
+}
+
+/** A postcode form with the parts of the address before it (docs/detectors.md#address-countries). */
+function withChain(text: string, span: Span | null): Span | null {
+  return span && { start: chainBack(text, span.start), end: span.end };
 }
