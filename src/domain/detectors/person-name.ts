@@ -10,6 +10,7 @@ import {
 } from "./name-data.js";
 import {
   DOTTED_TITLE,
+  EPONYMOUS_FIRMS,
   FILLER,
   GIVEN,
   INSTITUTION,
@@ -18,7 +19,9 @@ import {
   TITLE,
   WORD_FLAGS,
 } from "./name-lists.js";
-import { isAsciiLetter, isDigit, isWordChar, lowerBefore } from "./spans.js";
+import { findCuedNames } from "./person-name-cued.js";
+import { isAsciiLetter, isDigit, isWordChar, lowerBefore, normalizeSpans } from "./spans.js";
+import { FIRMS_DATA } from "./word-data/firms.js";
 
 /**
  * Person names. A name has no checksum, so this detector looks for what makes a capitalized word a
@@ -43,7 +46,8 @@ import { isAsciiLetter, isDigit, isWordChar, lowerBefore } from "./spans.js";
  *    census surname that is no common English word: a given name from outside the lists
  *    (`Alcibiade Robert`, `Uranio Messina`).
  * Surnames joined by `y`, `e` or `&`, or followed by a company word, name a firm, not a person.
- * Case matters: names written in lower case or all capitals are not found.
+ * Names in any case and in other scripts, where a cue marks them, are read by person-name-cued.ts;
+ * the spans of both are joined, then firms are taken out and suffixes (`Jr.`, `PhD`) taken in.
  */
 // A capitalized word, not the start of an all-capitals one (`OHG`, `SPA`).
 const NAME_WORD = String.raw`\p{Lu}\p{Ll}{0,30}(?:['’]\p{Lu}?\p{Ll}{1,30}|\p{Lu}\p{Ll}{1,30})?(?:-\p{Lu}\p{Ll}{1,30})?(?![\p{L}\p{N}])`;
@@ -322,7 +326,7 @@ function isLowerLetter(c: number): boolean {
 const PERSON_LEAD =
   /(?:^|[^a-z])(?:with|to|for|by|from|and|met|meet|called|asked|ask|told|tell|thank|thanks|cc|dear|hi|hello|invited|hired|emailed|texted|visited|saw|contact|contacted|named|ping|pinged|per|according to|mit|von|für|avec|pour|con|para)[ \t]{1,2}$/;
 
-export function findPersonNames(text: string): Span[] {
+function findCapitalizedNames(text: string): Span[] {
   const spans: Span[] = [];
   WORD.lastIndex = 0;
   for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
@@ -387,5 +391,60 @@ export function findPersonNames(text: string): Span[] {
       WORD.lastIndex = end;
     }
   }
+  return spans;
+}
+
+/** Firms named after people (docs/detectors.md#person-name-world): listed companies and the hand list. */
+const FIRM_SET = new Set([
+  ...FIRMS_DATA.split("|"),
+  ...EPONYMOUS_FIRMS.split(/[|\n]/)
+    .map((f) => f.trim())
+    .filter((f) => f !== ""),
+]);
+/** A company's legal form or a firm's word after a name (`Smith LLP`, `Braga LTDA`, `Dubiel Sp. k.`). */
+const FIRM_SUFFIX =
+  /^,?[ ]{1,2}(?:&[ ]{1,2}(?:Co|Cie|Sons|Söhne|Partners?|Associates)(?![\p{L}])|(?:LLP|LLC|L\.L\.C\.|Inc|PLC|plc|Ltd|GmbH|AG|KG|OHG|SE|SA|S\.A\.|SpA|S\.p\.A\.|Srl|SARL|NV|BV|AB|ASA|Oy|Bros|Brothers|Sons|Söhne|Partners?|Associates|Group|Gruppe|Gruppen|Holding|Holdings|Corp|Corporation|Company|Co|LTDA|Ltda|Sp|a\.s|s\.r\.o|e figli|e Figli|e Hijos|e Filhos|und Partner|Combinatie|Groep|Bryggerier)(?![\p{L}]))/u;
+/** Honorific and degree suffixes after a name, taken into its span (docs/detectors.md#person-name-world). */
+const NAME_SUFFIX =
+  /^,?[ ]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.D\.|PhD|M\.D\.|MD|DDS|DVM|Esq\.?|CPA)(?![\p{L}\p{N}])/u;
+const PHRASE_WORD = /[\p{L}'’]+/gu;
+
+/** Whether the words from `start`, ending at `end` or up to two words later, name a listed firm. */
+function isListedFirm(text: string, start: number, end: number): boolean {
+  const tail = text.slice(end, end + 40);
+  const more = /^(?:[ ]{1,2}&[ ]{1,2}|[ -])([\p{L}'’]+)(?:(?:[ ]{1,2}&[ ]{1,2}|[ -])([\p{L}'’]+))?/u.exec(
+    tail,
+  );
+  const words: string[] = [];
+  for (const w of text.slice(start, end).match(PHRASE_WORD) ?? []) words.push(nameKey(w));
+  const head = /([\p{L}'’]+)[ ]{1,2}&[ ]{1,2}$/u.exec(text.slice(Math.max(0, start - 30), start));
+  const variants = [words];
+  if (head?.[1]) variants.push([nameKey(head[1]), ...words]);
+  for (const v of variants) {
+    if (FIRM_SET.has(v.join(" "))) return true;
+    if (more?.[1] && FIRM_SET.has([...v, nameKey(more[1])].join(" "))) return true;
+    if (more?.[1] && more[2] && FIRM_SET.has([...v, nameKey(more[1]), nameKey(more[2])].join(" ")))
+      return true;
+  }
+  return false;
+}
+
+export function findPersonNames(text: string): Span[] {
+  const capitalized = findCapitalizedNames(text);
+  const cued = findCuedNames(text);
+  const spans = cued.length === 0 ? capitalized : normalizeSpans([...capitalized, ...cued]);
+  let kept = 0;
+  for (const s of spans) {
+    const c = text.charCodeAt(s.end);
+    if (c === 32 || c === 44) {
+      const after = text.slice(s.end, s.end + 14);
+      if (FIRM_SUFFIX.test(after)) continue;
+      const suffix = NAME_SUFFIX.exec(after);
+      if (suffix) s.end += suffix[0].length;
+    }
+    if (isListedFirm(text, s.start, s.end)) continue;
+    spans[kept++] = s;
+  }
+  spans.length = kept;
   return spans;
 }
