@@ -74,9 +74,16 @@ for (const [list, kind] of [
 }
 
 /** Longest first, so that `best regards` wins over `best` and `kind regards` is one cue. */
+/** A cue as people write it: lower case, capitalized, in capitals (a case-blind pattern costs three times as much). */
+function caseForms(w: string): string[] {
+  const cap = (w[0] as string).toUpperCase() + w.slice(1);
+  return [...new Set([w, cap, w.toUpperCase().replace(/\\\./g, "\\.")])];
+}
+
 function alternation(...lists: string[]): string {
   return lists
     .flatMap((l) => l.split("|"))
+    .flatMap((w) => caseForms(w))
     .sort((a, b) => b.length - a.length)
     .map((w) => w.replace(/ /g, "[ \\t]{1,2}"))
     .join("|");
@@ -117,11 +124,8 @@ const LISTS: [string, Kind][] = [
   [OTHER_TITLES, Kind.Title],
   [OTHER_AFTER, Kind.After],
 ];
-const ASCII_CUES = cues(LISTS, true);
-/** The ASCII cues start at a word boundary; the others are checked in code (`\b` is ASCII only). */
-const ASCII_CUE = new RegExp(String.raw`\b(?:${ASCII_CUES})`, "gi");
-const ANY_CUE = new RegExp(String.raw`\b(?:${ASCII_CUES})|${cues(LISTS, false)}`, "giu");
-const NON_ASCII = /[\u0080-\uffff]/;
+/** The cue words of the other scripts, each with what must follow it (`\b` is ASCII only: their start is checked in code). */
+const OTHER_CUE = new RegExp(cues(LISTS, false), "gu");
 
 enum Script {
   Latin = 1,
@@ -485,91 +489,238 @@ function nameBefore(text: string, at: number): Span | null {
   return { start, end };
 }
 
-export function findCuedNames(text: string): Span[] {
-  const spans: Span[] = [];
-  const re = NON_ASCII.test(text) ? ANY_CUE : ASCII_CUE;
-  re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    const start = m.index;
-    const cue = m[0];
-    const cueEnd = start + cue.length;
-    const kind = KIND.get(cue.toLowerCase().replace(/[ \t]+/g, " "));
-    if (kind === undefined) continue;
-    if (kind !== Kind.After) {
-      const prev = text.charCodeAt(start - 1);
-      const ps = scriptOf(prev);
-      if (ps !== 0 || (prev >= 48 && prev <= 57) || prev === 95) continue;
+/** The span a cue of `kind` at `start`..`cueEnd` marks, or null. */
+function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans: Span[]): Span | null {
+  switch (kind) {
+    case Kind.Greeting: {
+      let at = cueEnd;
+      while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
+      if (text.charCodeAt(at) === 44 || text.charCodeAt(at) === 58) at++;
+      const title = titleAt(text, at);
+      if (title !== null) {
+        const end = nameAfter(text, title, 3, Mode.Title, false);
+        return end === null ? null : { start: skipSpaces(text, at), end };
+      }
+      const end = nameAfter(text, at, 3, Mode.Given, false);
+      return end === null ? null : { start: wordStart(text, at), end };
     }
-    let span: Span | null = null;
-    switch (kind) {
-      case Kind.Greeting: {
-        let at = cueEnd;
-        while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
-        if (text.charCodeAt(at) === 44 || text.charCodeAt(at) === 58) at++;
-        const title = titleAt(text, at);
-        if (title !== null) {
-          const end = nameAfter(text, title, 3, Mode.Title, false);
-          if (end !== null) span = { start: skipSpaces(text, at), end };
-          break;
-        }
-        const end = nameAfter(text, at, 3, Mode.Given, false);
-        if (end !== null) span = { start: wordStart(text, at), end };
-        break;
+    case Kind.SignOff: {
+      let at = cueEnd;
+      while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
+      const c = text.charCodeAt(at);
+      if (c !== 44 && c !== 10 && c !== 13 && c !== 33 && c !== 46 && c !== 45) return null;
+      at++;
+      for (let n = 0; n < 3; n++) {
+        const d = text.charCodeAt(at);
+        if (d === 32 || d === 9 || d === 10 || d === 13) at++;
       }
-      case Kind.SignOff: {
-        let at = cueEnd;
-        while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
-        const c = text.charCodeAt(at);
-        if (c !== 44 && c !== 10 && c !== 13 && c !== 33 && c !== 46 && c !== 45) break;
-        at++;
-        for (let n = 0; n < 3; n++) {
-          const d = text.charCodeAt(at);
-          if (d === 32 || d === 9 || d === 10 || d === 13) at++;
-        }
-        const end = nameAfter(text, at, 3, Mode.Given, false);
-        if (end !== null && valueEnds(text, end)) span = { start: wordStart(text, at), end };
-        break;
-      }
-      case Kind.Header: {
-        if (!isLineStart(text, start)) break;
-        const at = fieldValue(text, cueEnd, true);
-        if (at !== null) span = headerName(text, at, true);
-        break;
-      }
-      case Kind.Field: {
-        if (!fieldMayStart(text, start) && text.charCodeAt(skipQuote(text, cueEnd)) !== 61) break;
-        const at = fieldValue(text, cueEnd, false);
-        if (at === null) {
-          span = csvColumn(text, start, cueEnd, spans);
-          break;
-        }
-        span = headerName(text, at, false);
-        break;
-      }
-      case Kind.CapitalTitle:
-      case Kind.Title: {
-        if (kind === Kind.CapitalTitle && !isCapitalized(text, start)) break;
-        let at = cueEnd;
-        if (text.charCodeAt(at) === 46) at++;
-        else if (cue.length === 1) break;
-        const c = text.charCodeAt(at);
-        if (c !== 32 && c !== 9 && c !== 0xa0 && !(c >= 0x4e00 && c <= 0x9fff)) break;
-        const end = nameAfter(text, at, 3, Mode.Title, false);
-        if (end !== null) span = { start, end };
-        break;
-      }
-      case Kind.After:
-        span = nameBefore(text, start);
-        if (span !== null) span.end = cueEnd;
-        break;
+      const end = nameAfter(text, at, 3, Mode.Given, false);
+      return end !== null && valueEnds(text, end) ? { start: wordStart(text, at), end } : null;
     }
-    if (span !== null) {
-      const suffix = SUFFIX.exec(text.slice(span.end, span.end + 8));
-      if (suffix) span.end += suffix[0].length;
-      spans.push(span);
-      if (span.end > re.lastIndex) re.lastIndex = span.end;
+    case Kind.Header: {
+      if (!isLineStart(text, start)) return null;
+      const at = fieldValue(text, cueEnd, true);
+      return at === null ? null : headerName(text, at, true);
+    }
+    case Kind.Field: {
+      if (!fieldMayStart(text, start) && text.charCodeAt(skipQuote(text, cueEnd)) !== 61) return null;
+      const at = fieldValue(text, cueEnd, false);
+      if (at === null) return csvColumn(text, start, cueEnd, spans);
+      return headerName(text, at, false);
+    }
+    case Kind.CapitalTitle:
+    case Kind.Title: {
+      if (kind === Kind.CapitalTitle && !isCapitalized(text, start)) return null;
+      let at = cueEnd;
+      if (text.charCodeAt(at) === 46) at++;
+      else if (cueEnd - start === 1) return null;
+      const c = text.charCodeAt(at);
+      if (c !== 32 && c !== 9 && c !== 0xa0 && !(c >= 0x4e00 && c <= 0x9fff)) return null;
+      const end = nameAfter(text, at, 3, Mode.Title, false);
+      return end === null ? null : { start, end };
+    }
+    case Kind.After: {
+      const span = nameBefore(text, start);
+      if (span !== null) span.end = cueEnd;
+      return span;
     }
   }
+}
+
+/** A Latin letter, `_` or `-`: what a cue word or a field name is made of. */
+function isKeyChar(c: number): boolean {
+  const l = c | 32;
+  if (l >= 97 && l <= 122) return true;
+  return c === 95 || c === 45 || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7);
+}
+
+const KEY_WORDS = 4;
+/** The last word of every Latin cue: an anchor after any other word is passed over at once. */
+const LAST_WORDS = new Set([...KIND.keys()].map((k) => k.split(" ").at(-1) as string));
+const LONGEST_LAST = 16;
+/** For each first letter (its low five bits), the lengths of the cues' last words that start with it, as bits. */
+const LAST_SHAPES = new Array<number>(32).fill(0);
+for (const w of LAST_WORDS) {
+  const slot = (w.charCodeAt(0) | 32) & 31;
+  if (w.length < LONGEST_LAST) LAST_SHAPES[slot] = (LAST_SHAPES[slot] as number) | (1 << w.length);
+}
+const KEY_SPAN = 40;
+
+/**
+ * The cue that ends just before `at` (spaces and a quote skipped): one to four words read back,
+ * the longest that is a cue. Returns its kind and bounds in `found`.
+ */
+function cueBefore(text: string, at: number, found: { kind: Kind; start: number; end: number }): boolean {
+  let i = at - 1;
+  while (i >= 0 && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i--;
+  const q = text.charCodeAt(i);
+  if (q === 34 || q === 39 || q === 33 || q === 46 || q === 44 || q === 13) i--;
+  const end = i + 1;
+  while (i >= 0 && end - i <= LONGEST_LAST && isKeyChar(text.charCodeAt(i))) i--;
+  const length = end - i - 1;
+  // Most anchors follow a word that ends no cue: its first letter and length say so without a copy.
+  if (length === 0 || length >= LONGEST_LAST) return false;
+  const initial = (text.charCodeAt(i + 1) | 32) & 31;
+  if (((LAST_SHAPES[initial] as number) & (1 << length)) === 0) return false;
+  if (!LAST_WORDS.has(text.slice(i + 1, end).toLowerCase())) return false;
+  let best = false;
+  for (let words = 1; ; words++) {
+    const kind = KIND.get(
+      words === 1 ? text.slice(i + 1, end).toLowerCase() : spaced(text.slice(i + 1, end)),
+    );
+    if (kind !== undefined && kind !== Kind.After) {
+      found.kind = kind;
+      found.start = i + 1;
+      found.end = end;
+      best = true;
+    }
+    if (words === KEY_WORDS || text.charCodeAt(i) !== 32 || end - i > KEY_SPAN) break;
+    i--;
+    if (text.charCodeAt(i) === 32) i--;
+    const wordEnd = i + 1;
+    while (i >= 0 && isKeyChar(text.charCodeAt(i))) i--;
+    if (i + 1 === wordEnd) break;
+  }
+  return best;
+}
+
+function spaced(words: string): string {
+  return words.toLowerCase().replace(/[ \t]+/g, " ");
+}
+
+/** The cue that starts a line at `from` (a greeting or an honorific): the longest of one to four words. */
+function cueAtLineStart(
+  text: string,
+  from: number,
+  found: { kind: Kind; start: number; end: number },
+): boolean {
+  let i = from;
+  while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9 || text.charCodeAt(i) === 62) i++;
+  const start = i;
+  let best = false;
+  for (let words = 0; words < KEY_WORDS && i - start < KEY_SPAN; words++) {
+    const wordStart = i;
+    while (i < text.length && isKeyChar(text.charCodeAt(i))) i++;
+    if (i === wordStart) break;
+    const kind = KIND.get(
+      text
+        .slice(start, i)
+        .toLowerCase()
+        .replace(/[ \t]+/g, " "),
+    );
+    if (kind === Kind.Greeting || kind === Kind.Title || kind === Kind.CapitalTitle) {
+      found.kind = kind;
+      found.start = start;
+      found.end = i;
+      best = true;
+    }
+    if (text.charCodeAt(i) !== 32) break;
+    i++;
+  }
+  return best;
+}
+
+/** Letters of the scripts with their own cues: a one-byte string holds none, and the test answers at once. */
+const OTHER_SCRIPT = /[\u0370-\u1fff\u3040-\u9fff\uac00-\ud7a3]/;
+
+function keep(text: string, span: Span | null, spans: Span[]): number {
+  if (span === null) return 0;
+  const suffix = SUFFIX.exec(text.slice(span.end, span.end + 8));
+  if (suffix) span.end += suffix[0].length;
+  spans.push(span);
+  return span.end;
+}
+
+/** The cues of the other scripts: their words, then what each marks. */
+function otherScriptNames(text: string, spans: Span[]): void {
+  OTHER_CUE.lastIndex = 0;
+  for (let m = OTHER_CUE.exec(text); m !== null; m = OTHER_CUE.exec(text)) {
+    const start = m.index;
+    const kind = KIND.get(m[0].toLowerCase().replace(/[ \t]+/g, " "));
+    if (kind === undefined) continue;
+    if (kind !== Kind.After && scriptOf(text.charCodeAt(start - 1)) === scriptOf(text.charCodeAt(start)))
+      continue;
+    const end = keep(text, cueSpan(text, kind, start, start + m[0].length, spans), spans);
+    if (end > OTHER_CUE.lastIndex) OTHER_CUE.lastIndex = end;
+  }
+}
+
+type Found = { kind: Kind; start: number; end: number };
+
+/** Fields and headers: the cue word before each `:` or `=` (`name:`, `"author": "`, `From:`, `customer_name=`). */
+function fieldNames(text: string, mark: string, found: Found, spans: Span[]): void {
+  let done = 0;
+  for (let at = text.indexOf(mark); at >= 0; at = text.indexOf(mark, Math.max(at + 1, done))) {
+    if (!cueBefore(text, at, found) || (found.kind !== Kind.Field && found.kind !== Kind.Header)) continue;
+    done = keep(text, cueSpan(text, found.kind, found.start, found.end, spans), spans);
+  }
+}
+
+const CSV_HEADER = 300;
+
+/** A CSV header line (the text's first line, or one after an empty line) with a cell named for a person. */
+function csvHeader(text: string, start: number, end: number, spans: Span[]): void {
+  if (end - start > CSV_HEADER) return;
+  const line = text.slice(start, end);
+  const sep = line.includes("\t") ? "\t" : line.includes(";") ? ";" : line.includes(",") ? "," : "";
+  if (sep === "") return;
+  let cell = start;
+  for (const raw of line.split(sep)) {
+    const name = raw.trim().replace(/^["']|["']$/g, "");
+    if (KIND.get(name.toLowerCase()) === Kind.Field) {
+      const at = text.indexOf(name, cell);
+      keep(text, csvColumn(text, at, at + name.length, spans), spans);
+    }
+    cell += raw.length + 1;
+  }
+}
+
+/**
+ * Names in the Latin script marked by a cue, found from a few anchors by `indexOf` (no pattern pass
+ * over the text): a field's `:` or `=`, and each line's end and start (a sign-off before it, a
+ * greeting or an honorific after it, a CSV header). Text in other scripts also runs their cue words.
+ */
+export function findCuedNames(text: string): Span[] {
+  const spans: Span[] = [];
+  const found: Found = { kind: Kind.Greeting, start: 0, end: 0 };
+  fieldNames(text, ":", found, spans);
+  fieldNames(text, "=", found, spans);
+  let done = 0;
+  let lineStart = 0;
+  for (let at = 0; at >= 0 && at <= text.length; ) {
+    // `at` is a line's start: a greeting or an honorific there.
+    if (at >= done && cueAtLineStart(text, at, found))
+      done = Math.max(done, keep(text, cueSpan(text, found.kind, found.start, found.end, spans), spans));
+    const nl = text.indexOf("\n", at);
+    if (nl < 0) break;
+    // A sign-off that ends the line (`Best regards,`), the name on the next.
+    if (nl >= done && cueBefore(text, nl, found) && found.kind === Kind.SignOff && found.start >= done)
+      done = Math.max(done, keep(text, cueSpan(text, found.kind, found.start, found.end, spans), spans));
+    if (lineStart === 0 || text.charCodeAt(lineStart - 2) === 10) csvHeader(text, lineStart, nl, spans);
+    lineStart = nl + 1;
+    at = nl + 1;
+  }
+  if (OTHER_SCRIPT.test(text)) otherScriptNames(text, spans);
   return spans;
 }
 

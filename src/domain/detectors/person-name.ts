@@ -408,9 +408,15 @@ const FIRM_SUFFIX =
 const NAME_SUFFIX =
   /^,?[ ]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.D\.|PhD|M\.D\.|MD|DDS|DVM|Esq\.?|CPA)(?![\p{L}\p{N}])/u;
 const PHRASE_WORD = /[\p{L}'’]+/gu;
+/** The first word of every listed firm: a name that starts with none of them (and follows no `&`) is no firm. */
+const FIRM_FIRST = new Set([...FIRM_SET].map((f) => f.split(" ")[0] as string));
 
 /** Whether the words from `start`, ending at `end` or up to two words later, name a listed firm. */
 function isListedFirm(text: string, start: number, end: number): boolean {
+  const space = text.indexOf(" ", start);
+  const firstEnd = space < 0 || space > end ? end : space;
+  const amp = text.charCodeAt(start - 2) === 38;
+  if (!amp && !FIRM_FIRST.has(nameKey(text.slice(start, firstEnd).replace(/-.*/, "")))) return false;
   const tail = text.slice(end, end + 40);
   const more = /^(?:[ ]{1,2}&[ ]{1,2}|[ -])([\p{L}'’]+)(?:(?:[ ]{1,2}&[ ]{1,2}|[ -])([\p{L}'’]+))?/u.exec(
     tail,
