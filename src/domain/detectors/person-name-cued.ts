@@ -34,10 +34,10 @@ enum Kind {
 }
 
 const GREETINGS =
-  "hi|hello|hey|dear|hallo|liebe|lieber|bonjour|salut|cher|chère|hola|estimado|estimada|querido|querida|ciao|caro|cara|gentile|olá|ola|oi|prezado|prezada|hej|hei|hallå|moi|cześć|czesc|witam|ahoj|beste|beste|my name is|je m'appelle|ich bin|me llamo|mi chiamo|meu nome é";
+  "hi|hello|hey|dear|hallo|liebe|lieber|bonjour|salut|cher|chère|hola|estimado|estimada|querido|querida|ciao|caro|cara|gentile|olá|ola|oi|prezado|prezada|hej|hei|hallå|moi|cześć|czesc|witam|ahoj|dobrý den|hoi|beste|beste|my name is|je m'appelle|ich bin|me llamo|mi chiamo|meu nome é";
 const SIGN_OFFS =
   "thanks|thank you|regards|best regards|kind regards|warm regards|best|cheers|sincerely|yours truly|mit freundlichen grüßen|mit freundlichen grüssen|viele grüße|beste grüße|liebe grüße|grüße|gruß|cordialement|bien à vous|salutations|bisous|saludos|atentamente|un saludo|cordiali saluti|distinti saluti|saluti|atenciosamente|abraços|cumprimentos|med vänliga hälsningar|vänliga hälsningar|hälsningar|mvh|med venlig hilsen|venlig hilsen|vennlig hilsen|hilsen|pozdrawiam|z poważaniem|s pozdravem|met vriendelijke groet|vriendelijke groet|groeten|signed";
-const HEADERS = "from|to|cc|bcc|reply-to|sender|von|an|de|para|à|od|do|van|aan|från|till|fra|til";
+const HEADERS = "from|to|cc|bcc|reply-to|sender|von|an|de|para|à|od|do|van|aan|från|till|fra|til|da|a";
 const FIELDS =
   "name|full_name|fullname|full name|customer_name|customername|customer|contact_name|contact|author|owner|assignee|reporter|patient|employee|employee_name|client_name|display_name|displayname|first_name|firstname|last_name|lastname|recipient|requester|nombre|nom|nome|imię|imie|navn|namn|naam";
 const TITLES =
@@ -53,7 +53,7 @@ const OTHER_HEADERS = "от|кому|копия|από|προς|من|إلى";
 const OTHER_FIELDS = "имя|фио|όνομα|الاسم|اسم|नाम|姓名|名前|氏名|이름|성명";
 const OTHER_TITLES =
   "господин|госпожа|г-н|г-жа|пан|пані|κύριε|κύριος|κυρία|κ\\.|السيد|السيدة|الأستاذ|الدكتور|श्री|श्रीमती|सुश्री|डॉ\\.|डॉ";
-const OTHER_AFTER = "様|さま|さん|先生|氏|君|ちゃん|殿|女士|小姐|老师|선생님|님|씨";
+const OTHER_AFTER = "様|さま|さん|先生|氏|ちゃん|殿|女士|小姐|老师|선생님|님|씨";
 
 const KIND = new Map<string, Kind>();
 for (const [list, kind] of [
@@ -281,6 +281,8 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   let count = 0;
   let firstReading = 0;
   let anyOrdinary = false;
+  let anyForeign = false;
+  let unlisted = false;
   let shape = Shape.Other;
   let pos = first.start;
   let w: Word | null = first;
@@ -294,9 +296,9 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
         w = next;
         continue;
       }
+      if (count > 0 && caseShape(text, w) !== shape) break;
       if (r & Reading.Filler) break;
       const listed = (r & (Reading.Given | Reading.Surname)) !== 0;
-      if (count > 0 && caseShape(text, w) !== shape) break;
       // An initial (`Robert J. Whitman`) is kept and read past.
       if (count > 0 && w.end - w.start === 1 && text.charCodeAt(w.end) === 46) {
         const next = wordAt(text, w.end + 1, script, 40);
@@ -305,7 +307,12 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
         continue;
       }
       if (count === 0) {
-        if ((mode === Mode.Given || mode === Mode.GivenOnly) && !(r & Reading.Given)) return null;
+        if (mode === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign)) return null;
+        // Not a listed given name: the name must then fill its line alone (`ciao narseo castaldi,`), checked below.
+        if (mode === Mode.Given && !(r & Reading.Given)) {
+          if (r & (Reading.Ordinary | Reading.Foreign)) return null;
+          unlisted = true;
+        }
         if (mode === Mode.Title && !listed && r & (Reading.Ordinary | Reading.Foreign)) return null;
         // `thanks, will do`, `hi mark the ticket`: a given name that is a word, before a word that is no name.
         if (mode === Mode.Given && r & Reading.Ordinary) {
@@ -322,6 +329,7 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
         if (r & Reading.Ordinary && shape === Shape.Lower && !valueEnds(text, w.end)) break;
       } else if (r & (Reading.Ordinary | Reading.Foreign)) break;
       if (r & Reading.Ordinary) anyOrdinary = true;
+      if (r & Reading.Foreign && !listed) anyForeign = true;
     } else if (OTHER_STOP.has(word)) break;
     else if ((script === Script.Cyrillic || script === Script.Greek) && !isUpperAt(text, w.start)) break;
     else if (script === Script.Han || script === Script.Hangul) {
@@ -340,6 +348,9 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
     if (w !== null && w.start - pos > 2) break;
   }
   if (end === null) return null;
+  if (unlisted && (count < 2 || anyOrdinary || anyForeign || !endsLine(text, end))) return null;
+  if (script !== Script.Latin && mode === Mode.Value && !otherValueFits(text, first.start, end, script, count))
+    return null;
   if (script === Script.Latin && mode === Mode.Value && !(firstReading & Reading.Given)) {
     // `Acme Billing`, `Widget Pro`: without a given name first, no word may be a common one.
     if (anyOrdinary || (count < 2 && !(firstReading & Reading.Surname))) return null;
@@ -362,6 +373,66 @@ function caseShape(text: string, w: Word): Shape {
   if (word === lower) return Shape.Lower;
   if (word === word.toUpperCase()) return w.end - w.start === 1 ? Shape.Capitalized : Shape.Upper;
   return word[0] !== lower[0] ? Shape.Capitalized : Shape.Other;
+}
+
+/** A name that fills its line: a comma, `!`, `:` or nothing, then the line's end. */
+function endsLine(text: string, at: number): boolean {
+  let i = at;
+  const c = text.charCodeAt(i);
+  if (c === 44 || c === 33 || c === 58) i++;
+  while (text.charCodeAt(i) === 32) i++;
+  return i >= text.length || text.charCodeAt(i) === 10 || text.charCodeAt(i) === 13;
+}
+
+/**
+ * Endings of Russian and Greek adjectives (`Кожанный`, `Пластиковый`, `Πλαστικό`, `Κατεψυγμένο`):
+ * products are named with them, people are not (Ukrainian `-ий` surnames are, and stay allowed).
+ */
+const ADJECTIVE = /(?:ый|ое|ые|ικό|ικο|ένο|ενο|ινο|ινό|ιμο)$/u;
+
+/** Whether a Cyrillic or Greek phrase holds an adjective: a product, not a person (docs/detectors.md#person-name-world). */
+export function hasAdjective(phrase: string): boolean {
+  for (const w of phrase.split(/[^\p{L}]+/u)) if (ADJECTIVE.test(w)) return true;
+  return false;
+}
+
+/** Common Arabic given names: a field's value in Arabic script names a person with one of them or an `al-`, `abd`, `abu`, `bin` word. */
+const ARABIC_NAME_WORDS = new Set(
+  "محمد أحمد علي حسن حسين عمر خالد يوسف إبراهيم مصطفى محمود سعيد كريم سامي طارق فاطمة عائشة مريم زينب نور سارة ليلى هدى خديجة أمينة ياسمين".split(
+    " ",
+  ),
+);
+
+/**
+ * A field's or header's value in another script names a person: Chinese and Korean names are one
+ * word of two to four letters (Japanese two such words), Cyrillic and Greek ones two or three
+ * capitalized words that are no adjectives (`Эргономичный Пластиковый Стул`) and no legal form
+ * (`ООО`, `ГУП`), Arabic ones hold a common given name or an `al-` word.
+ */
+function otherValueFits(text: string, start: number, end: number, script: Script, count: number): boolean {
+  const value = text.slice(start, end);
+  const words = value.split(/[ \t]+/);
+  switch (script) {
+    case Script.Han:
+      return words.length <= 2 && words.every((w) => w.length >= 1 && w.length <= 4) && value.replace(/ /g, "").length >= 2;
+    case Script.Hangul:
+      return words.length === 1 && value.length >= 2 && value.length <= 4;
+    case Script.Cyrillic:
+    case Script.Greek:
+      return (
+        count >= 2 &&
+        words.every(
+          (w) =>
+            !/^\p{Lu}{2,}$/u.test(w) &&
+            !/^\p{Lu}\p{Ll}+\p{Lu}/u.test(w) &&
+            !ADJECTIVE.test(w),
+        )
+      );
+    case Script.Arabic:
+      return words.some((w) => ARABIC_NAME_WORDS.has(w) || /^(?:ال|عبد|أبو|بن)/.test(w));
+    default:
+      return true;
+  }
 }
 
 function isCapitalized(text: string, at: number): boolean {

@@ -19,7 +19,7 @@ import {
   TITLE,
   WORD_FLAGS,
 } from "./name-lists.js";
-import { findCuedNames } from "./person-name-cued.js";
+import { findCuedNames, hasAdjective } from "./person-name-cued.js";
 import { isAsciiLetter, isDigit, isWordChar, lowerBefore, normalizeSpans } from "./spans.js";
 import { FIRMS_DATA } from "./word-data/firms.js";
 
@@ -441,6 +441,9 @@ export function findPersonNames(text: string): Span[] {
   const spans = cued.length === 0 ? capitalized : normalizeSpans([...capitalized, ...cued]);
   let kept = 0;
   for (const s of spans) {
+    // `Xana de Rosas S.A.`: the legal form's first letter was read as an initial.
+    if (text.charCodeAt(s.end) === 46 && text.charCodeAt(s.end - 2) === 32 && FIRM_SUFFIX.test(text.slice(s.end - 2, s.end + 12)))
+      continue;
     const c = text.charCodeAt(s.end);
     if (c === 32 || c === 44) {
       const after = text.slice(s.end, s.end + 14);
@@ -448,9 +451,35 @@ export function findPersonNames(text: string): Span[] {
       const suffix = NAME_SUFFIX.exec(after);
       if (suffix) s.end += suffix[0].length;
     }
-    if (isListedFirm(text, s.start, s.end)) continue;
+    if (isListedFirm(text, s.start, s.end) || isThingName(text, s.start, s.end)) continue;
     spans[kept++] = s;
   }
   spans.length = kept;
   return spans;
+}
+
+/**
+ * A capitalized phrase of common words without a given name first names a thing, not a person
+ * (`Soft Concrete Chicken`, `Tasty Rubber Tuna` after `name:`), as does a Cyrillic or Greek one
+ * with an adjective (`Маленький Кожанный Куртка`, `Εργονομικό Κατεψυγμένο Ωάρι`);
+ * docs/detectors.md#person-name-world. An honorific first (`Dr. Bell`) makes it a person.
+ */
+function isThingName(text: string, start: number, end: number): boolean {
+  const c = text.charCodeAt(start);
+  if (c >= 0x370 && c <= 0x52f) return hasAdjective(text.slice(start, end));
+  PHRASE_WORD.lastIndex = start;
+  const first = PHRASE_WORD.exec(text);
+  if (first === null || first.index >= end) return false;
+  const flags = WORD_FLAGS.get(first[0]) ?? 0;
+  if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
+  const firstKey = nameKey(first[0]);
+  if (GIVEN_NAME_SET.has(firstKey) || !(ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey))) return false;
+  if (SURNAME_SET.has(firstKey)) return false;
+  // The first word is a common word and no name: one more common, unlisted word makes the phrase a thing.
+  for (let m = PHRASE_WORD.exec(text); m !== null && m.index < end; m = PHRASE_WORD.exec(text)) {
+    const key = nameKey(m[0]);
+    if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !SURNAME_SET.has(key) && !GIVEN_NAME_SET.has(key))
+      return true;
+  }
+  return false;
 }
