@@ -283,6 +283,7 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   let anyOrdinary = false;
   let anyForeign = false;
   let unlisted = false;
+  let afterParticle = false;
   let shape = Shape.Other;
   let pos = first.start;
   let w: Word | null = first;
@@ -294,6 +295,7 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
         const next = wordAt(text, w.end, script, 40);
         if (next === null || next.start - w.end > 2) break;
         w = next;
+        afterParticle = true;
         continue;
       }
       if (count > 0 && caseShape(text, w) !== shape) break;
@@ -327,9 +329,11 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
       } else if (listed) {
         // `mr smith said that`: an ordinary word in lower case ends the name unless the value ends with it.
         if (r & Reading.Ordinary && shape === Shape.Lower && !valueEnds(text, w.end)) break;
-      } else if (r & (Reading.Ordinary | Reading.Foreign)) break;
+      } else if (r & Reading.Ordinary || (r & Reading.Foreign && !afterParticle)) break;
+      // `van den Heuvel`, `de la Fuente`: after a particle, a word of the language is a surname.
       if (r & Reading.Ordinary) anyOrdinary = true;
-      if (r & Reading.Foreign && !listed) anyForeign = true;
+      if (r & Reading.Foreign && !listed && !afterParticle) anyForeign = true;
+      afterParticle = false;
     } else if (OTHER_STOP.has(word)) break;
     else if ((script === Script.Cyrillic || script === Script.Greek) && !isUpperAt(text, w.start)) break;
     else if (script === Script.Han || script === Script.Hangul) {
@@ -353,7 +357,7 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
     return null;
   if (script === Script.Latin && mode === Mode.Value && !(firstReading & Reading.Given)) {
     // `Acme Billing`, `Widget Pro`: without a given name first, no word may be a common one.
-    if (anyOrdinary || (count < 2 && !(firstReading & Reading.Surname))) return null;
+    if (anyOrdinary || count < 2) return null;
   }
   if (whole && !valueEnds(text, end)) return null;
   return end;

@@ -403,7 +403,10 @@ const FIRM_SET = new Set([
 ]);
 /** A company's legal form or a firm's word after a name (`Smith LLP`, `Braga LTDA`, `Dubiel Sp. k.`). */
 const FIRM_SUFFIX =
-  /^,?[ ]{1,2}(?:&[ ]{1,2}(?:Co|Cie|Sons|Söhne|Partners?|Associates)(?![\p{L}])|(?:LLP|LLC|L\.L\.C\.|Inc|PLC|plc|Ltd|GmbH|AG|KG|OHG|SE|SA|S\.A\.|SpA|S\.p\.A\.|Srl|SARL|NV|BV|AB|ASA|Oy|Bros|Brothers|Sons|Söhne|Partners?|Associates|Group|Gruppe|Gruppen|Holding|Holdings|Corp|Corporation|Company|Co|LTDA|Ltda|Sp|a\.s|s\.r\.o|e figli|e Figli|e Hijos|e Filhos|und Partner|Combinatie|Groep|Bryggerier)(?![\p{L}]))/u;
+  /^,?[ ]{1,2}(?:&[ ]{1,2}(?:Co|Cie|Sons|Söhne|Partners?|Associates)(?![\p{L}])|(?:LLP|LLC|L\.L\.C\.|Inc|PLC|plc|Ltd|GmbH|AG|KG|OHG|SE|SA|S\.A\.|S\.L\.|S\.C\.|S\.R\.L\.|SpA|S\.p\.A\.|Srl|SARL|NV|BV|AB|HB|KB|AS|A\/S|ApS|ANS|DA|ASA|Oy|Oyj|Kommanditbolag|Aktiebolag|Handelsbolag|Asociados|Associados|Hermanos|Hnos|Hijos|Filhos|Irmãos|Bros|Brothers|Sons|Söhne|Partners?|Associates|Group|Gruppe|Gruppen|Holding|Holdings|Corp|Corporation|Company|Co|LTDA|Ltda|Sp|a\.s|s\.r\.o|e figli|e Figli|e Hijos|e Filhos|und Partner|Combinatie|Groep|Bryggerier)(?![\p{L}]))/u;
+/** Surnames listed with commas and a last `und`, `og`, `y`, ... name a firm (`Kristoffersen Ruud, Kvarme og Borge`). */
+const FIRM_LIST =
+  /^,[ ]\p{Lu}[\p{L}'-]+(?:[ ]\p{Lu}[\p{L}'-]+)?[ ](?:og|och|und|y|e|et|a|en|&)[ ]\p{Lu}/u;
 /** Honorific and degree suffixes after a name, taken into its span (docs/detectors.md#person-name-world). */
 const NAME_SUFFIX =
   /^,?[ ]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.D\.|PhD|M\.D\.|MD|DDS|DVM|Esq\.?|CPA)(?![\p{L}\p{N}])/u;
@@ -447,7 +450,7 @@ export function findPersonNames(text: string): Span[] {
     const c = text.charCodeAt(s.end);
     if (c === 32 || c === 44) {
       const after = text.slice(s.end, s.end + 14);
-      if (FIRM_SUFFIX.test(after)) continue;
+      if (FIRM_SUFFIX.test(after) || (c === 44 && FIRM_LIST.test(text.slice(s.end, s.end + 60)))) continue;
       const suffix = NAME_SUFFIX.exec(after);
       if (suffix) s.end += suffix[0].length;
     }
@@ -474,11 +477,10 @@ function isThingName(text: string, start: number, end: number): boolean {
   if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
   const firstKey = nameKey(first[0]);
   if (GIVEN_NAME_SET.has(firstKey) || !(ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey))) return false;
-  if (SURNAME_SET.has(firstKey)) return false;
   // The first word is a common word and no name: one more common, unlisted word makes the phrase a thing.
   for (let m = PHRASE_WORD.exec(text); m !== null && m.index < end; m = PHRASE_WORD.exec(text)) {
     const key = nameKey(m[0]);
-    if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !SURNAME_SET.has(key) && !GIVEN_NAME_SET.has(key))
+    if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key))
       return true;
   }
   return false;
