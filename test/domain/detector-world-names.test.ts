@@ -67,84 +67,144 @@ const GROUPS: Group[] = [
     name: "en",
     locales: [fakerEN_US, fakerEN_GB],
     latin: true,
-    cues: { greet: ["Hi", "Hello", "Dear"], signOff: ["Thanks", "Best regards", "Kind regards"], title: ["Mr.", "Ms.", "Dr."], from: ["From", "To", "Cc"] },
+    cues: {
+      greet: ["Hi", "Hello", "Dear"],
+      signOff: ["Thanks", "Best regards", "Kind regards"],
+      title: ["Mr.", "Ms.", "Dr."],
+      from: ["From", "To", "Cc"],
+    },
     full: westernName,
   },
   {
     name: "DACH",
     locales: [fakerDE, fakerDE_AT, fakerDE_CH],
     latin: true,
-    cues: { greet: ["Hallo", "Liebe", "Lieber"], signOff: ["Mit freundlichen Grüßen", "Viele Grüße", "Beste Grüße"], title: ["Herr", "Frau"], from: ["Von", "An"] },
+    cues: {
+      greet: ["Hallo", "Liebe", "Lieber"],
+      signOff: ["Mit freundlichen Grüßen", "Viele Grüße", "Beste Grüße"],
+      title: ["Herr", "Frau"],
+      from: ["Von", "An"],
+    },
     full: westernName,
   },
   {
     name: "FR",
     locales: [fakerFR],
     latin: true,
-    cues: { greet: ["Bonjour", "Cher", "Chère"], signOff: ["Cordialement", "Bien à vous"], title: ["M.", "Mme"], from: ["De", "À"] },
+    cues: {
+      greet: ["Bonjour", "Cher", "Chère"],
+      signOff: ["Cordialement", "Bien à vous"],
+      title: ["M.", "Mme"],
+      from: ["De", "À"],
+    },
     full: westernName,
   },
   {
     name: "ES/LatAm",
     locales: [fakerES, fakerES_MX],
     latin: true,
-    cues: { greet: ["Hola", "Estimado", "Estimada"], signOff: ["Saludos", "Atentamente", "Un saludo"], title: ["Sr.", "Sra."], from: ["De", "Para"] },
+    cues: {
+      greet: ["Hola", "Estimado", "Estimada"],
+      signOff: ["Saludos", "Atentamente", "Un saludo"],
+      title: ["Sr.", "Sra."],
+      from: ["De", "Para"],
+    },
     full: westernName,
   },
   {
     name: "IT",
     locales: [fakerIT],
     latin: true,
-    cues: { greet: ["Ciao", "Gentile", "Caro"], signOff: ["Cordiali saluti", "Saluti", "Distinti saluti"], title: ["Dott.", "Sig."], from: ["Da", "A"] },
+    cues: {
+      greet: ["Ciao", "Gentile", "Caro"],
+      signOff: ["Cordiali saluti", "Saluti", "Distinti saluti"],
+      title: ["Dott.", "Sig."],
+      from: ["Da", "A"],
+    },
     full: westernName,
   },
   {
     name: "PT/BR",
     locales: [fakerPT_BR, fakerPT_PT],
     latin: true,
-    cues: { greet: ["Olá", "Oi", "Prezado", "Prezada"], signOff: ["Atenciosamente", "Abraços", "Cumprimentos"], title: ["Sr.", "Sra."], from: ["De", "Para"] },
+    cues: {
+      greet: ["Olá", "Oi", "Prezado", "Prezada"],
+      signOff: ["Atenciosamente", "Abraços", "Cumprimentos"],
+      title: ["Sr.", "Sra."],
+      from: ["De", "Para"],
+    },
     full: westernName,
   },
   {
     name: "Nordics",
     locales: [fakerSV, fakerNB_NO, fakerDA],
     latin: true,
-    cues: { greet: ["Hej", "Hei", "Hallå"], signOff: ["Med vänliga hälsningar", "Vennlig hilsen", "Med venlig hilsen", "Mvh"], title: ["Fru", "Hr."], from: ["Från", "Fra", "Till"] },
+    cues: {
+      greet: ["Hej", "Hei", "Hallå"],
+      signOff: ["Med vänliga hälsningar", "Vennlig hilsen", "Med venlig hilsen", "Mvh"],
+      title: ["Fru", "Hr."],
+      from: ["Från", "Fra", "Till"],
+    },
     full: westernName,
   },
   {
     name: "PL/CZ",
     locales: [fakerPL, fakerCS_CZ],
     latin: true,
-    cues: { greet: ["Cześć", "Witam", "Ahoj", "Dobrý den"], signOff: ["Pozdrawiam", "Z poważaniem", "S pozdravem"], title: ["Pan", "Pani"], from: ["Od", "Do"] },
+    cues: {
+      greet: ["Cześć", "Witam", "Ahoj", "Dobrý den"],
+      signOff: ["Pozdrawiam", "Z poważaniem", "S pozdravem"],
+      title: ["Pan", "Pani"],
+      from: ["Od", "Do"],
+    },
     full: westernName,
   },
   {
     name: "NL",
     locales: [fakerNL],
     latin: true,
-    cues: { greet: ["Hallo", "Beste", "Hoi"], signOff: ["Met vriendelijke groet", "Groeten"], title: ["Dhr.", "Mevr."], from: ["Van", "Aan"] },
+    cues: {
+      greet: ["Hallo", "Beste", "Hoi"],
+      signOff: ["Met vriendelijke groet", "Groeten"],
+      title: ["Dhr.", "Mevr."],
+      from: ["Van", "Aan"],
+    },
     full: westernName,
   },
   {
     name: "Cyrillic",
     locales: [fakerRU, fakerUK],
     latin: false,
-    cues: { greet: ["Уважаемый", "Уважаемая", "Здравствуйте,", "Привет,"], signOff: ["С уважением", "З повагою"], title: ["господин", "госпожа"], from: ["От", "Кому"] },
+    cues: {
+      greet: ["Уважаемый", "Уважаемая", "Здравствуйте,", "Привет,"],
+      signOff: ["С уважением", "З повагою"],
+      title: ["господин", "госпожа"],
+      from: ["От", "Кому"],
+    },
     full: westernName,
   },
   {
     name: "Greek",
     locales: [fakerEL],
     latin: false,
-    cues: { greet: ["Αγαπητέ", "Αγαπητή", "Γεια σου"], signOff: ["Με εκτίμηση", "Φιλικά"], title: ["κύριε", "κυρία"], from: ["Από", "Προς"] },
+    cues: {
+      greet: ["Αγαπητέ", "Αγαπητή", "Γεια σου"],
+      signOff: ["Με εκτίμηση", "Φιλικά"],
+      title: ["κύριε", "κυρία"],
+      from: ["Από", "Προς"],
+    },
     full: westernName,
   },
   {
     name: "Arabic",
     locales: [fakerAR],
     latin: false,
-    cues: { greet: ["مرحبا", "عزيزي"], signOff: ["مع التحيات"], title: ["السيد", "السيدة"], from: ["من", "إلى"] },
+    cues: {
+      greet: ["مرحبا", "عزيزي"],
+      signOff: ["مع التحيات"],
+      title: ["السيد", "السيدة"],
+      from: ["من", "إلى"],
+    },
     full: westernName,
   },
   {
@@ -186,7 +246,11 @@ const DEVELOPMENT: Template[] = [
   { context: "signature", text: "The report is attached.\n\n{S},\n{N}" },
   { context: "honorific", text: "{T} {N} will join the call at ten." },
   { context: "e-mail headers", text: "{F}: {N} <user@example.com>\nSubject: invoice 2231" },
-  { context: "e-mail headers", text: 'From: "{L}, {P}" <user@example.com>\nSubject: contract', latinOnly: true },
+  {
+    context: "e-mail headers",
+    text: 'From: "{L}, {P}" <user@example.com>\nSubject: contract',
+    latinOnly: true,
+  },
   { context: "JSON", text: '{"id": 42, "customer_name": "{N}", "plan": "pro"}' },
   { context: "CSV", text: "id,name,email\n7,{N},user@example.com\n8,{N2},other@example.com" },
   { context: "YAML", text: "owner:\n  name: {N}\n  team: billing" },
@@ -209,7 +273,7 @@ const HELD_OUT: Template[] = [
   { context: "JSON", text: '[{"author": "{N}", "stars": 5, "text": "great"}]' },
   { context: "CSV", text: "ticket;full_name;status\n311;{N};open" },
   { context: "YAML", text: "- assignee: {N}\n  due: 2026-12-01" },
-  { context: "logs", text: "level=warn msg=\"payment declined\" customer_name=\"{N}\" amount=12.50" },
+  { context: "logs", text: 'level=warn msg="payment declined" customer_name="{N}" amount=12.50' },
   { context: "all-lower", text: "{g}, {n}\nquick question about the invoice", latinOnly: true },
   { context: "ALL-CAPS", text: "TO: {NN} <OPS@EXAMPLE.COM>\nRE: OUTAGE", latinOnly: true },
   { context: "honorific", text: "尊敬的{N}女士，您的订单已发货。", eastAsian: true },
@@ -235,7 +299,7 @@ const NEGATIVES_DEVELOPMENT: string[] = [
 ];
 const NEGATIVES_HELD_OUT: string[] = [
   "To: {C} <sales@example.org>",
-  "customer_name=\"{C}\" status=active",
+  'customer_name="{C}" status=active',
   "Hello all,\nplease review the draft.",
   "Kind regards,\nThe Billing Department",
   "Wells Fargo and Charles Schwab cut fees.",
@@ -262,7 +326,11 @@ function pick<T>(f: Faker, list: T[]): T {
 }
 
 /** Fills `{…}` slots left to right; name slots are recorded where they land. */
-function render(template: string, slots: Record<string, string>, nameSlots: Set<string>): { text: string; names: Value[] } {
+function render(
+  template: string,
+  slots: Record<string, string>,
+  nameSlots: Set<string>,
+): { text: string; names: Value[] } {
   let text = "";
   const names: Value[] = [];
   const re = /\{([A-Za-z0-9]+)\}/g;
@@ -288,8 +356,9 @@ function generate(templates: Template[], negatives: string[], seed: number, roun
           if (t.latinOnly && !g.latin) continue;
           const eastAsian = g.name === "CJK" || g.name === "Hangul";
           if (t.eastAsian !== undefined && t.eastAsian !== eastAsian) continue;
-          if (eastAsian && t.eastAsian === undefined && (t.text.includes("{T}") || t.text.includes("{S}"))) continue;
-          if (t.eastAsian && g.name === "Hangul" !== /[가-힣]/.test(t.text)) continue;
+          if (eastAsian && t.eastAsian === undefined && (t.text.includes("{T}") || t.text.includes("{S}")))
+            continue;
+          if (t.eastAsian && (g.name === "Hangul") !== /[가-힣]/.test(t.text)) continue;
           if (t.eastAsian && g.name === "CJK" && /[가-힣]/.test(t.text)) continue;
           const given = f.person.firstName();
           const family = f.person.lastName();
@@ -323,7 +392,12 @@ function generate(templates: Template[], negatives: string[], seed: number, roun
         }
         for (const neg of negatives) {
           const slots = { C: f.company.name(), P: f.commerce.productName(), Y: f.location.city() };
-          cases.push({ group: g.name, context: "negative", text: render(neg, slots, new Set()).text, names: [] });
+          cases.push({
+            group: g.name,
+            context: "negative",
+            text: render(neg, slots, new Set()).text,
+            names: [],
+          });
         }
       }
     });
@@ -332,7 +406,25 @@ function generate(templates: Template[], negatives: string[], seed: number, roun
 }
 
 /** Titles and generational or degree suffixes identify nobody: a name is found without them. */
-const AFFIXES = new Set(["mr", "mrs", "ms", "miss", "dr", "jr", "sr", "i", "ii", "iii", "iv", "v", "md", "dds", "phd", "dvm", "prof"]);
+const AFFIXES = new Set([
+  "mr",
+  "mrs",
+  "ms",
+  "miss",
+  "dr",
+  "jr",
+  "sr",
+  "i",
+  "ii",
+  "iii",
+  "iv",
+  "v",
+  "md",
+  "dds",
+  "phd",
+  "dvm",
+  "prof",
+]);
 
 interface Row {
   group: string;
@@ -346,7 +438,10 @@ interface Row {
 
 function score(cases: Case[]): Row[] {
   const rows = new Map<string, Row>(
-    GROUPS.map((g) => [g.name, { group: g.name, values: 0, found: 0, predicted: 0, wrong: 0, misses: [], falsePositives: [] }]),
+    GROUPS.map((g) => [
+      g.name,
+      { group: g.name, values: 0, found: 0, predicted: 0, wrong: 0, misses: [], falsePositives: [] },
+    ]),
   );
   for (const c of cases) {
     const row = rows.get(c.group) as Row;
@@ -369,7 +464,9 @@ function score(cases: Case[]): Row[] {
       row.predicted++;
       if (!c.names.some((v) => v.start < s.end && s.start < v.end)) {
         row.wrong++;
-        row.falsePositives.push(`${JSON.stringify(c.text.slice(s.start, s.end))} in ${JSON.stringify(c.text)}`);
+        row.falsePositives.push(
+          `${JSON.stringify(c.text.slice(s.start, s.end))} in ${JSON.stringify(c.text)}`,
+        );
       }
     }
   }
@@ -402,7 +499,15 @@ const PRECISION_FLOOR = 0.95;
  * Groups that do not reach a floor honestly, with the figure measured when this was written less
  * 0.02 (docs/detectors.md#person-name-world): they must not get worse. Filled from the measurement.
  */
-const MEASURED: Record<string, { recall?: number; precision?: number }> = {};
+const MEASURED: Record<string, { recall?: number; precision?: number }> = {
+  // Product names in Swedish, Norwegian and Danish after `name:`: no common-word list of those languages.
+  "development:Nordics": { precision: 0.9 },
+  // Arabic names after a bare field name without a listed given name or an `al-` word.
+  "development:Arabic": { recall: 0.74 },
+  "held-out:Arabic": { recall: 0.74 },
+  "held-out:ES/LatAm": { precision: 0.9 },
+  "held-out:Greek": { precision: 0.91 },
+};
 
 for (const [part, templates, negatives, seed, rounds] of [
   ["development", DEVELOPMENT, NEGATIVES_DEVELOPMENT, 7, 3],
@@ -422,7 +527,10 @@ for (const [part, templates, negatives, seed, rounds] of [
         // The held-out part's misses are not shown: reading them would make it a development set.
         const show = (list: string[]) => (part === "development" ? `\n${list.slice(0, 12).join("\n")}` : "");
         assert.ok(recall(r) >= recallFloor, `recall ${recall(r).toFixed(3)}${show(r.misses)}`);
-        assert.ok(precision(r) >= precisionFloor, `precision ${precision(r).toFixed(3)}${show(r.falsePositives)}`);
+        assert.ok(
+          precision(r) >= precisionFloor,
+          `precision ${precision(r).toFixed(3)}${show(r.falsePositives)}`,
+        );
       });
     }
   });

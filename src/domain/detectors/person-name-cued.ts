@@ -309,7 +309,8 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
         continue;
       }
       if (count === 0) {
-        if (mode === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign)) return null;
+        if (mode === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign))
+          return null;
         // Not a listed given name: the name must then fill its line alone (`ciao narseo castaldi,`), checked below.
         if (mode === Mode.Given && !(r & Reading.Given)) {
           if (r & (Reading.Ordinary | Reading.Foreign)) return null;
@@ -353,11 +354,16 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   }
   if (end === null) return null;
   if (unlisted && (count < 2 || anyOrdinary || anyForeign || !endsLine(text, end))) return null;
-  if (script !== Script.Latin && mode === Mode.Value && !otherValueFits(text, first.start, end, script, count))
+  if (
+    script !== Script.Latin &&
+    mode === Mode.Value &&
+    !otherValueFits(text, first.start, end, script, count)
+  )
     return null;
   if (script === Script.Latin && mode === Mode.Value && !(firstReading & Reading.Given)) {
     // `Acme Billing`, `Widget Pro`: without a given name first, no word may be a common one.
-    if (anyOrdinary || count < 2) return null;
+    // `Sørlie-Torp Solheim`: two surnames joined first, then a third, is how firms are named.
+    if (anyOrdinary || count < 2 || text.slice(first.start, first.end).includes("-")) return null;
   }
   if (whole && !valueEnds(text, end)) return null;
   return end;
@@ -418,19 +424,18 @@ function otherValueFits(text: string, start: number, end: number, script: Script
   const words = value.split(/[ \t]+/);
   switch (script) {
     case Script.Han:
-      return words.length <= 2 && words.every((w) => w.length >= 1 && w.length <= 4) && value.replace(/ /g, "").length >= 2;
+      return (
+        words.length <= 2 &&
+        words.every((w) => w.length >= 1 && w.length <= 4) &&
+        value.replace(/ /g, "").length >= 2
+      );
     case Script.Hangul:
       return words.length === 1 && value.length >= 2 && value.length <= 4;
     case Script.Cyrillic:
     case Script.Greek:
       return (
         count >= 2 &&
-        words.every(
-          (w) =>
-            !/^\p{Lu}{2,}$/u.test(w) &&
-            !/^\p{Lu}\p{Ll}+\p{Lu}/u.test(w) &&
-            !ADJECTIVE.test(w),
-        )
+        words.every((w) => !/^\p{Lu}{2,}$/u.test(w) && !/^\p{Lu}\p{Ll}+\p{Lu}/u.test(w) && !ADJECTIVE.test(w))
       );
     case Script.Arabic:
       return words.some((w) => ARABIC_NAME_WORDS.has(w) || /^(?:ال|عبد|أبو|بن)/.test(w));

@@ -210,6 +210,11 @@ function surnameEnd(parts: Part[], fits: (p: Part) => boolean): number | null {
 /** The given name's own test of a surname, and the looser one after an honorific or a label. */
 const anySurname = (p: Part) => (p.flags & (FILLER | SURNAME_STOP)) === 0;
 
+/** After a label: any word but one of ordinary writing that is no census surname. */
+const labelledSurname = (p: Part) =>
+  (p.flags & (FILLER | SURNAME_STOP)) === 0 &&
+  (p.initial || (p.bits & IS_SURNAME) !== 0 || (p.bits & IS_ANY_ORDINARY) === 0);
+
 /** A census surname that is no common English word: `Robert`, `Sanchez`, `Lefevre`, not `Cousin`. */
 const clearSurname = (p: Part) =>
   !p.initial &&
@@ -361,7 +366,9 @@ function findCapitalizedNames(text: string): Span[] {
           if (end === null && (cue === "strong" || (cue === "weak" && !ordinary))) end = wordEnd;
         }
       } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
-        end = surnameEnd(partsAfter(text, wordEnd, 3), anySurname);
+        // After a label, a first word of ordinary writing makes a thing's name (`name: Practical
+        // Bronze Keyboard`), as does a common word after it that is no surname (docs/detectors.md#person-name-world).
+        if ((bits & IS_ANY_ORDINARY) === 0) end = surnameEnd(partsAfter(text, wordEnd, 3), labelledSurname);
       } else if (
         (bits & IS_ANY_ORDINARY) === 0 &&
         partMayFollow(text, wordEnd) &&
@@ -405,8 +412,7 @@ const FIRM_SET = new Set([
 const FIRM_SUFFIX =
   /^,?[ ]{1,2}(?:&[ ]{1,2}(?:Co|Cie|Sons|Söhne|Partners?|Associates)(?![\p{L}])|(?:LLP|LLC|L\.L\.C\.|Inc|PLC|plc|Ltd|GmbH|AG|KG|OHG|SE|SA|S\.A\.|S\.L\.|S\.C\.|S\.R\.L\.|SpA|S\.p\.A\.|Srl|SARL|NV|BV|AB|HB|KB|AS|A\/S|ApS|ANS|DA|ASA|Oy|Oyj|Kommanditbolag|Aktiebolag|Handelsbolag|Asociados|Associados|Hermanos|Hnos|Hijos|Filhos|Irmãos|Bros|Brothers|Sons|Söhne|Partners?|Associates|Group|Gruppe|Gruppen|Holding|Holdings|Corp|Corporation|Company|Co|LTDA|Ltda|Sp|a\.s|s\.r\.o|e figli|e Figli|e Hijos|e Filhos|und Partner|Combinatie|Groep|Bryggerier)(?![\p{L}]))/u;
 /** Surnames listed with commas and a last `und`, `og`, `y`, ... name a firm (`Kristoffersen Ruud, Kvarme og Borge`). */
-const FIRM_LIST =
-  /^,[ ]\p{Lu}[\p{L}'-]+(?:[ ]\p{Lu}[\p{L}'-]+)?[ ](?:og|och|und|y|e|et|a|en|&)[ ]\p{Lu}/u;
+const FIRM_LIST = /^,[ ]\p{Lu}[\p{L}'-]+(?:[ ]\p{Lu}[\p{L}'-]+)?[ ](?:og|och|und|y|e|et|a|en|&)[ ]\p{Lu}/u;
 /** Honorific and degree suffixes after a name, taken into its span (docs/detectors.md#person-name-world). */
 const NAME_SUFFIX =
   /^,?[ ]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.D\.|PhD|M\.D\.|MD|DDS|DVM|Esq\.?|CPA)(?![\p{L}\p{N}])/u;
@@ -445,7 +451,11 @@ export function findPersonNames(text: string): Span[] {
   let kept = 0;
   for (const s of spans) {
     // `Xana de Rosas S.A.`: the legal form's first letter was read as an initial.
-    if (text.charCodeAt(s.end) === 46 && text.charCodeAt(s.end - 2) === 32 && FIRM_SUFFIX.test(text.slice(s.end - 2, s.end + 12)))
+    if (
+      text.charCodeAt(s.end) === 46 &&
+      text.charCodeAt(s.end - 2) === 32 &&
+      FIRM_SUFFIX.test(text.slice(s.end - 2, s.end + 12))
+    )
       continue;
     const c = text.charCodeAt(s.end);
     if (c === 32 || c === 44) {
@@ -454,7 +464,12 @@ export function findPersonNames(text: string): Span[] {
       const suffix = NAME_SUFFIX.exec(after);
       if (suffix) s.end += suffix[0].length;
     }
-    if (isListedFirm(text, s.start, s.end) || isThingName(text, s.start, s.end)) continue;
+    if (
+      isListedFirm(text, s.start, s.end) ||
+      isThingName(text, s.start, s.end) ||
+      endsInLegalForm(text, s.end)
+    )
+      continue;
     spans[kept++] = s;
   }
   spans.length = kept;
@@ -476,12 +491,20 @@ function isThingName(text: string, start: number, end: number): boolean {
   const flags = WORD_FLAGS.get(first[0]) ?? 0;
   if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
   const firstKey = nameKey(first[0]);
-  if (GIVEN_NAME_SET.has(firstKey) || !(ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey))) return false;
+  if (GIVEN_NAME_SET.has(firstKey) || !(ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey)))
+    return false;
   // The first word is a common word and no name: one more common, unlisted word makes the phrase a thing.
   for (let m = PHRASE_WORD.exec(text); m !== null && m.index < end; m = PHRASE_WORD.exec(text)) {
     const key = nameKey(m[0]);
-    if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key))
-      return true;
+    if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key)) return true;
   }
   return false;
+}
+
+/** Legal forms that a name's last word can be read as (`Fransson Johansson Kommanditbolag`, `Nissen Elektronik ApS`). */
+const LEGAL_FORM_END =
+  /(?:^|[ ])(?:Kommanditbolag|Aktiebolag|Handelsbolag|ApS|Elektronik|Gruppen|Gruppe|Groep|GmbH|Ltda|LTDA|Inc|Corp|Company)$/;
+
+function endsInLegalForm(text: string, end: number): boolean {
+  return LEGAL_FORM_END.test(text.slice(Math.max(0, end - 16), end));
 }
