@@ -485,16 +485,19 @@ export function findPersonNames(text: string): Span[] {
 function isThingName(text: string, start: number, end: number): boolean {
   const c = text.charCodeAt(start);
   if (c >= 0x370 && c <= 0x52f) return hasAdjective(text.slice(start, end));
-  PHRASE_WORD.lastIndex = start;
-  const first = PHRASE_WORD.exec(text);
-  if (first === null || first.index >= end) return false;
+  if (c > 0x24f) return false;
+  // On the span alone: a word of a script without spaces would run to the text's end.
+  const phrase = text.slice(start, end);
+  PHRASE_WORD.lastIndex = 0;
+  const first = PHRASE_WORD.exec(phrase);
+  if (first === null) return false;
   const flags = WORD_FLAGS.get(first[0]) ?? 0;
   if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
   const firstKey = nameKey(first[0]);
   if (GIVEN_NAME_SET.has(firstKey) || !(ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey)))
     return false;
   // The first word is a common word and no name: one more common, unlisted word makes the phrase a thing.
-  for (let m = PHRASE_WORD.exec(text); m !== null && m.index < end; m = PHRASE_WORD.exec(text)) {
+  for (let m = PHRASE_WORD.exec(phrase); m !== null; m = PHRASE_WORD.exec(phrase)) {
     const key = nameKey(m[0]);
     if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key)) return true;
   }
