@@ -10,10 +10,12 @@ import { FILLER, GIVEN, NOT_FIRST, SURNAME_STOP, WORD_FLAGS } from "./name-lists
  * `hi john`, `Dear MARIA GARCIA`, `From: "Doe, Jane" <...>`, `"customer_name": "li na"`,
  * `Уважаемый Иван Петров`, `السيد أحمد محمد`, `田中太郎様` and `김민준 님` are read.
  *
- * One pattern pass finds the cue words (ASCII ones only on ASCII text); what follows each is read
- * in code. Words in the Latin script must still look like a name: after a greeting or sign-off the
- * first word is a given name of the public lists; after an honorific, a header or a field every
- * word is a listed name or no common word of the seven languages.
+ * No pattern pass over the text: the Latin cues are read around a few characters found with
+ * `indexOf` (`:`, `=`, line breaks), and the other scripts' cue words are searched only in a text
+ * that holds their letters. Words in the Latin script must still look like a name: after a greeting
+ * or sign-off the first word is a given name of the public lists (or the name fills its line);
+ * after an honorific, a header or a field each word is a listed name or no common word of the seven
+ * languages.
  */
 
 enum Kind {
@@ -34,7 +36,7 @@ enum Kind {
 }
 
 const GREETINGS =
-  "hi|hello|hey|dear|hallo|liebe|lieber|bonjour|salut|cher|chère|hola|estimado|estimada|querido|querida|ciao|caro|cara|gentile|olá|ola|oi|prezado|prezada|hej|hei|hallå|moi|cześć|czesc|witam|ahoj|dobrý den|hoi|beste|beste|my name is|je m'appelle|ich bin|me llamo|mi chiamo|meu nome é";
+  "hi|hello|hey|dear|hallo|liebe|lieber|bonjour|salut|cher|chère|hola|estimado|estimada|querido|querida|ciao|caro|cara|gentile|olá|ola|oi|prezado|prezada|hej|hei|hallå|moi|cześć|czesc|witam|ahoj|dobrý den|hoi|beste|my name is|je m'appelle|ich bin|me llamo|mi chiamo|meu nome é";
 const SIGN_OFFS =
   "thanks|thank you|regards|best regards|kind regards|warm regards|best|cheers|sincerely|yours truly|mit freundlichen grüßen|mit freundlichen grüssen|viele grüße|beste grüße|liebe grüße|grüße|gruß|cordialement|bien à vous|salutations|bisous|saludos|atentamente|un saludo|cordiali saluti|distinti saluti|saluti|atenciosamente|abraços|cumprimentos|med vänliga hälsningar|vänliga hälsningar|hälsningar|mvh|med venlig hilsen|venlig hilsen|vennlig hilsen|hilsen|pozdrawiam|z poważaniem|s pozdravem|met vriendelijke groet|vriendelijke groet|groeten|signed";
 const HEADERS = "from|to|cc|bcc|reply-to|sender|von|an|de|para|à|od|do|van|aan|från|till|fra|til|da|a";
@@ -73,13 +75,13 @@ for (const [list, kind] of [
   for (const cue of list.split("|")) KIND.set(cue.replace(/\\/g, ""), kind);
 }
 
-/** Longest first, so that `best regards` wins over `best` and `kind regards` is one cue. */
-/** A cue as people write it: lower case, capitalized, in capitals (a case-blind pattern costs three times as much). */
+/** A cue as people write it: lower case, capitalized, in capitals (the pattern is case-sensitive: a case-blind one costs more per character). */
 function caseForms(w: string): string[] {
   const cap = (w[0] as string).toUpperCase() + w.slice(1);
   return [...new Set([w, cap, w.toUpperCase().replace(/\\\./g, "\\.")])];
 }
 
+/** Longest first, so that `best regards` wins over `best` and `kind regards` is one cue. */
 function alternation(...lists: string[]): string {
   return lists
     .flatMap((l) => l.split("|"))
