@@ -425,7 +425,9 @@ function isListedFirm(text: string, start: number, end: number): boolean {
   const space = text.indexOf(" ", start);
   const firstEnd = space < 0 || space > end ? end : space;
   const amp = text.charCodeAt(start - 2) === 38;
-  if (!amp && !FIRM_FIRST.has(nameKey(text.slice(start, firstEnd).replace(/-.*/, "")))) return false;
+  const hyphen = text.indexOf("-", start);
+  const headEnd = hyphen >= 0 && hyphen < firstEnd ? hyphen : firstEnd;
+  if (!amp && !FIRM_FIRST.has(nameKey(text.slice(start, headEnd)))) return false;
   const tail = text.slice(end, end + 40);
   const more = /^(?:[ ]{1,2}&[ ]{1,2}|[ -])([\p{L}'’]+)(?:(?:[ ]{1,2}&[ ]{1,2}|[ -])([\p{L}'’]+))?/u.exec(
     tail,
@@ -486,17 +488,18 @@ function isThingName(text: string, start: number, end: number): boolean {
   const c = text.charCodeAt(start);
   if (c >= 0x370 && c <= 0x52f) return hasAdjective(text.slice(start, end));
   if (c > 0x24f) return false;
-  // On the span alone: a word of a script without spaces would run to the text's end.
-  const phrase = text.slice(start, end);
-  PHRASE_WORD.lastIndex = 0;
-  const first = PHRASE_WORD.exec(phrase);
-  if (first === null) return false;
-  const flags = WORD_FLAGS.get(first[0]) ?? 0;
+  let firstEnd = start;
+  while (firstEnd < end && isNameLetter(text.charCodeAt(firstEnd))) firstEnd++;
+  const firstWord = text.slice(start, firstEnd);
+  const flags = WORD_FLAGS.get(firstWord) ?? 0;
   if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
-  const firstKey = nameKey(first[0]);
+  const firstKey = nameKey(firstWord);
   if (GIVEN_NAME_SET.has(firstKey) || !(ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey)))
     return false;
   // The first word is a common word and no name: one more common, unlisted word makes the phrase a thing.
+  // On the span alone: a word of a script without spaces would run to the text's end.
+  const phrase = text.slice(firstEnd, end);
+  PHRASE_WORD.lastIndex = 0;
   for (let m = PHRASE_WORD.exec(phrase); m !== null; m = PHRASE_WORD.exec(phrase)) {
     const key = nameKey(m[0]);
     if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key)) return true;
@@ -508,6 +511,22 @@ function isThingName(text: string, start: number, end: number): boolean {
 const LEGAL_FORM_END =
   /(?:^|[ ])(?:Kommanditbolag|Aktiebolag|Handelsbolag|ApS|Elektronik|Gruppen|Gruppe|Groep|GmbH|Ltda|LTDA|Inc|Corp|Company)$/;
 
+const LEGAL_FORM_LAST = new Set(
+  LEGAL_FORM_END.source
+    .replace(/\)\$$/, "")
+    .split("|")
+    .map((f) => f.charCodeAt(f.length - 1)),
+);
+
 function endsInLegalForm(text: string, end: number): boolean {
+  // Most names end in a lower-case letter after a capital: only the forms' last letters are tested further.
+  if (!LEGAL_FORM_LAST.has(text.charCodeAt(end - 1))) return false;
   return LEGAL_FORM_END.test(text.slice(Math.max(0, end - 16), end));
+}
+
+/** A letter of a Latin name word, or its apostrophe. */
+function isNameLetter(c: number): boolean {
+  return (
+    isAsciiLetter(c) || c === 39 || c === 0x2019 || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7)
+  );
 }
