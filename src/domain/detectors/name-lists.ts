@@ -146,3 +146,21 @@ for (const [list, flag] of [
 ] as const) {
   for (const word of list) WORD_FLAGS.set(word, (WORD_FLAGS.get(word) ?? 0) | flag);
 }
+
+/**
+ * Firms named after people that the S&P 500 list (word-data/firms.ts) does not hold: partnerships,
+ * private firms and firms listed elsewhere (FTSE 100, DAX). Written by hand, as `nameKey` reads
+ * their words (docs/detectors.md#person-name-world).
+ */
+export const EPONYMOUS_FIRMS = `
+  ernst young|merrill lynch|marks spencer|hewlett packard|dow jones|lehman brothers|ben jerry|dolce gabbana
+  rolls royce|harley davidson|mercedes benz|smith wesson|abercrombie fitch|allen overy|baker mckenzie
+  clifford chance|ralph lauren|tommy hilfiger|calvin klein|hugo boss|louis vuitton|christian dior
+  yves saint laurent|estee lauder|john lewis|jp morgan|j p morgan|price waterhouse|pricewaterhouse coopers
+  arthur andersen|booz allen|booz allen hamilton|black decker|barnes noble|simon schuster|eli lilly
+  edward jones|raymond james|morgan lewis|skadden arps|latham watkins|kirkland ellis|sullivan cromwell
+  davis polk|johnson matthey|reckitt benckiser|taylor wimpey|j sainsbury|bang olufsen|brown forman
+  mckinsey company|bain company|arthur d little|roland berger|oliver wyman|ernst and young|moody
+  standard poor|dun bradstreet|marsh mclennan|sotheby|christie|cadbury schweppes|william grant sons
+  john deere|walt disney|anheuser busch|wells fargo|charles schwab|morgan stanley|goldman sachs
+`;

@@ -10,6 +10,7 @@ import {
 } from "./name-data.js";
 import {
   DOTTED_TITLE,
+  EPONYMOUS_FIRMS,
   FILLER,
   GIVEN,
   INSTITUTION,
@@ -18,7 +19,9 @@ import {
   TITLE,
   WORD_FLAGS,
 } from "./name-lists.js";
-import { isAsciiLetter, isDigit, isWordChar, lowerBefore } from "./spans.js";
+import { findCuedNames, hasAdjective } from "./person-name-cued.js";
+import { isAsciiLetter, isDigit, isWordChar, lowerBefore, normalizeSpans } from "./spans.js";
+import { FIRMS_DATA } from "./word-data/firms.js";
 
 /**
  * Person names. A name has no checksum, so this detector looks for what makes a capitalized word a
@@ -43,7 +46,8 @@ import { isAsciiLetter, isDigit, isWordChar, lowerBefore } from "./spans.js";
  *    census surname that is no common English word: a given name from outside the lists
  *    (`Alcibiade Robert`, `Uranio Messina`).
  * Surnames joined by `y`, `e` or `&`, or followed by a company word, name a firm, not a person.
- * Case matters: names written in lower case or all capitals are not found.
+ * Names in any case and in other scripts, where a cue marks them, are read by person-name-cued.ts;
+ * the spans of both are joined, then firms are taken out and suffixes (`Jr.`, `PhD`) taken in.
  */
 // A capitalized word, not the start of an all-capitals one (`OHG`, `SPA`).
 const NAME_WORD = String.raw`\p{Lu}\p{Ll}{0,30}(?:['’]\p{Lu}?\p{Ll}{1,30}|\p{Lu}\p{Ll}{1,30})?(?:-\p{Lu}\p{Ll}{1,30})?(?![\p{L}\p{N}])`;
@@ -206,6 +210,11 @@ function surnameEnd(parts: Part[], fits: (p: Part) => boolean): number | null {
 /** The given name's own test of a surname, and the looser one after an honorific or a label. */
 const anySurname = (p: Part) => (p.flags & (FILLER | SURNAME_STOP)) === 0;
 
+/** After a label: any word but one of ordinary writing that is no census surname. */
+const labelledSurname = (p: Part) =>
+  (p.flags & (FILLER | SURNAME_STOP)) === 0 &&
+  (p.initial || (p.bits & IS_SURNAME) !== 0 || (p.bits & IS_ANY_ORDINARY) === 0);
+
 /** A census surname that is no common English word: `Robert`, `Sanchez`, `Lefevre`, not `Cousin`. */
 const clearSurname = (p: Part) =>
   !p.initial &&
@@ -322,7 +331,7 @@ function isLowerLetter(c: number): boolean {
 const PERSON_LEAD =
   /(?:^|[^a-z])(?:with|to|for|by|from|and|met|meet|called|asked|ask|told|tell|thank|thanks|cc|dear|hi|hello|invited|hired|emailed|texted|visited|saw|contact|contacted|named|ping|pinged|per|according to|mit|von|für|avec|pour|con|para)[ \t]{1,2}$/;
 
-export function findPersonNames(text: string): Span[] {
+function findCapitalizedNames(text: string): Span[] {
   const spans: Span[] = [];
   WORD.lastIndex = 0;
   for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
@@ -357,7 +366,9 @@ export function findPersonNames(text: string): Span[] {
           if (end === null && (cue === "strong" || (cue === "weak" && !ordinary))) end = wordEnd;
         }
       } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
-        end = surnameEnd(partsAfter(text, wordEnd, 3), anySurname);
+        // After a label, a first word of ordinary writing makes a thing's name (`name: Practical
+        // Bronze Keyboard`), as does a common word after it that is no surname (docs/detectors.md#person-name-world).
+        if ((bits & IS_ANY_ORDINARY) === 0) end = surnameEnd(partsAfter(text, wordEnd, 3), labelledSurname);
       } else if (
         (bits & IS_ANY_ORDINARY) === 0 &&
         partMayFollow(text, wordEnd) &&
@@ -388,4 +399,134 @@ export function findPersonNames(text: string): Span[] {
     }
   }
   return spans;
+}
+
+/** Firms named after people (docs/detectors.md#person-name-world): listed companies and the hand list. */
+const FIRM_SET = new Set([
+  ...FIRMS_DATA.split("|"),
+  ...EPONYMOUS_FIRMS.split(/[|\n]/)
+    .map((f) => f.trim())
+    .filter((f) => f !== ""),
+]);
+/** A company's legal form or a firm's word after a name (`Smith LLP`, `Braga LTDA`, `Dubiel Sp. k.`). */
+const FIRM_SUFFIX =
+  /^,?[ ]{1,2}(?:&[ ]{1,2}(?:Co|Cie|Sons|Söhne|Partners?|Associates)(?![\p{L}])|(?:LLP|LLC|L\.L\.C\.|Inc|PLC|plc|Ltd|GmbH|AG|KG|OHG|SE|SA|S\.A\.|S\.L\.|S\.C\.|S\.R\.L\.|SpA|S\.p\.A\.|Srl|SARL|NV|BV|AB|HB|KB|AS|A\/S|ApS|ANS|DA|ASA|Oy|Oyj|Kommanditbolag|Aktiebolag|Handelsbolag|Asociados|Associados|Hermanos|Hnos|Hijos|Filhos|Irmãos|Bros|Brothers|Sons|Söhne|Partners?|Associates|Group|Gruppe|Gruppen|Holding|Holdings|Corp|Corporation|Company|Co|LTDA|Ltda|Sp|a\.s|s\.r\.o|e figli|e Figli|e Hijos|e Filhos|und Partner|Combinatie|Groep|Bryggerier)(?![\p{L}]))/u;
+/** Surnames listed with commas and a last `und`, `og`, `y`, ... name a firm (`Kristoffersen Ruud, Kvarme og Borge`). */
+const FIRM_LIST = /^,[ ]\p{Lu}[\p{L}'-]+(?:[ ]\p{Lu}[\p{L}'-]+)?[ ](?:og|och|und|y|e|et|a|en|&)[ ]\p{Lu}/u;
+/** Honorific and degree suffixes after a name, taken into its span (docs/detectors.md#person-name-world). */
+const NAME_SUFFIX =
+  /^,?[ ]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.D\.|PhD|M\.D\.|MD|DDS|DVM|Esq\.?|CPA)(?![\p{L}\p{N}])/u;
+const PHRASE_WORD = /[\p{L}'’]+/gu;
+/** The first word of every listed firm: a name that starts with none of them (and follows no `&`) is no firm. */
+const FIRM_FIRST = new Set([...FIRM_SET].map((f) => f.split(" ")[0] as string));
+
+/** Whether the words from `start`, ending at `end` or up to two words later, name a listed firm. */
+function isListedFirm(text: string, start: number, end: number): boolean {
+  const space = text.indexOf(" ", start);
+  const firstEnd = space < 0 || space > end ? end : space;
+  const amp = text.charCodeAt(start - 2) === 38;
+  const hyphen = text.indexOf("-", start);
+  const headEnd = hyphen >= 0 && hyphen < firstEnd ? hyphen : firstEnd;
+  if (!amp && !FIRM_FIRST.has(nameKey(text.slice(start, headEnd)))) return false;
+  const tail = text.slice(end, end + 40);
+  const more = /^(?:[ ]{1,2}&[ ]{1,2}|[ -])([\p{L}'’]+)(?:(?:[ ]{1,2}&[ ]{1,2}|[ -])([\p{L}'’]+))?/u.exec(
+    tail,
+  );
+  const words: string[] = [];
+  for (const w of text.slice(start, end).match(PHRASE_WORD) ?? []) words.push(nameKey(w));
+  const head = /([\p{L}'’]+)[ ]{1,2}&[ ]{1,2}$/u.exec(text.slice(Math.max(0, start - 30), start));
+  const variants = [words];
+  if (head?.[1]) variants.push([nameKey(head[1]), ...words]);
+  for (const v of variants) {
+    if (FIRM_SET.has(v.join(" "))) return true;
+    if (more?.[1] && FIRM_SET.has([...v, nameKey(more[1])].join(" "))) return true;
+    if (more?.[1] && more[2] && FIRM_SET.has([...v, nameKey(more[1]), nameKey(more[2])].join(" ")))
+      return true;
+  }
+  return false;
+}
+
+export function findPersonNames(text: string): Span[] {
+  const capitalized = findCapitalizedNames(text);
+  const cued = findCuedNames(text);
+  const spans = cued.length === 0 ? capitalized : normalizeSpans([...capitalized, ...cued]);
+  let kept = 0;
+  for (const s of spans) {
+    // `Xana de Rosas S.A.`: the legal form's first letter was read as an initial.
+    if (
+      text.charCodeAt(s.end) === 46 &&
+      text.charCodeAt(s.end - 2) === 32 &&
+      FIRM_SUFFIX.test(text.slice(s.end - 2, s.end + 12))
+    )
+      continue;
+    const c = text.charCodeAt(s.end);
+    if (c === 32 || c === 44) {
+      const after = text.slice(s.end, s.end + 14);
+      if (FIRM_SUFFIX.test(after) || (c === 44 && FIRM_LIST.test(text.slice(s.end, s.end + 60)))) continue;
+      const suffix = NAME_SUFFIX.exec(after);
+      if (suffix) s.end += suffix[0].length;
+    }
+    if (
+      isListedFirm(text, s.start, s.end) ||
+      isThingName(text, s.start, s.end) ||
+      endsInLegalForm(text, s.end)
+    )
+      continue;
+    spans[kept++] = s;
+  }
+  spans.length = kept;
+  return spans;
+}
+
+/**
+ * A capitalized phrase of common words without a given name first names a thing, not a person
+ * (`Soft Concrete Chicken`, `Tasty Rubber Tuna` after `name:`), as does a Cyrillic or Greek one
+ * with an adjective (`Маленький Кожанный Куртка`, `Εργονομικό Κατεψυγμένο Ωάρι`);
+ * docs/detectors.md#person-name-world. An honorific first (`Dr. Bell`) makes it a person.
+ */
+function isThingName(text: string, start: number, end: number): boolean {
+  const c = text.charCodeAt(start);
+  if (c >= 0x370 && c <= 0x52f) return hasAdjective(text.slice(start, end));
+  if (c > 0x24f) return false;
+  let firstEnd = start;
+  while (firstEnd < end && isNameLetter(text.charCodeAt(firstEnd))) firstEnd++;
+  const firstWord = text.slice(start, firstEnd);
+  const flags = WORD_FLAGS.get(firstWord) ?? 0;
+  if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
+  const firstKey = nameKey(firstWord);
+  if (GIVEN_NAME_SET.has(firstKey) || !(ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey)))
+    return false;
+  // The first word is a common word and no name: one more common, unlisted word makes the phrase a thing.
+  // On the span alone: a word of a script without spaces would run to the text's end.
+  const phrase = text.slice(firstEnd, end);
+  PHRASE_WORD.lastIndex = 0;
+  for (let m = PHRASE_WORD.exec(phrase); m !== null; m = PHRASE_WORD.exec(phrase)) {
+    const key = nameKey(m[0]);
+    if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key)) return true;
+  }
+  return false;
+}
+
+/** Legal forms that a name's last word can be read as (`Fransson Johansson Kommanditbolag`, `Nissen Elektronik ApS`). */
+const LEGAL_FORM_END =
+  /(?:^|[ ])(?:Kommanditbolag|Aktiebolag|Handelsbolag|ApS|Elektronik|Gruppen|Gruppe|Groep|GmbH|Ltda|LTDA|Inc|Corp|Company)$/;
+
+const LEGAL_FORM_LAST = new Set(
+  LEGAL_FORM_END.source
+    .replace(/\)\$$/, "")
+    .split("|")
+    .map((f) => f.charCodeAt(f.length - 1)),
+);
+
+function endsInLegalForm(text: string, end: number): boolean {
+  // Most names end in a lower-case letter after a capital: only the forms' last letters are tested further.
+  if (!LEGAL_FORM_LAST.has(text.charCodeAt(end - 1))) return false;
+  return LEGAL_FORM_END.test(text.slice(Math.max(0, end - 16), end));
+}
+
+/** A letter of a Latin name word, or its apostrophe. */
+function isNameLetter(c: number): boolean {
+  return (
+    isAsciiLetter(c) || c === 39 || c === 0x2019 || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7)
+  );
 }

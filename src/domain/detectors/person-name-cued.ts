@@ -1,0 +1,879 @@
+import type { Span } from "../content-scan.js";
+import { ENGLISH_WORD_SET, FOREIGN_WORD_SET, GIVEN_NAME_SET, nameKey, SURNAME_SET } from "./name-data.js";
+import { FILLER, GIVEN, NOT_FIRST, SURNAME_STOP, WORD_FLAGS } from "./name-lists.js";
+
+/**
+ * Person names that the context marks, in any case and in scripts without capitals
+ * (docs/detectors.md#person-name-world): after a greeting, a sign-off, an honorific, a mail header
+ * or a field named for a person, and before the honorific suffixes of Japanese, Chinese and Korean.
+ * The capitalized-word rules (person-name.ts) need a capital; these need the cue instead, so
+ * `hi john`, `Dear MARIA GARCIA`, `From: "Doe, Jane" <...>`, `"customer_name": "li na"`,
+ * `Уважаемый Иван Петров`, `السيد أحمد محمد`, `田中太郎様` and `김민준 님` are read.
+ *
+ * No pattern pass over the text: the Latin cues are read around a few characters found with
+ * `indexOf` (`:`, `=`, line breaks), and the other scripts' cue words are searched only in a text
+ * that holds their letters. Words in the Latin script must still look like a name: after a greeting
+ * or sign-off the first word is a given name of the public lists (or the name fills its line);
+ * after an honorific, a header or a field each word is a listed name or no common word of the seven
+ * languages.
+ */
+
+enum Kind {
+  /** A greeting or an introduction: the name follows, a given name of the lists first. */
+  Greeting = 1,
+  /** A sign-off: the name follows after a comma or on the next line. */
+  SignOff = 2,
+  /** A mail header: at a line's start, with a colon. */
+  Header = 3,
+  /** A field named for a person: `name:`, `"author": "`, `customer_name=`. */
+  Field = 4,
+  /** An honorific: the name follows, in the span. */
+  Title = 5,
+  /** An honorific written with a capital (`Herr`, `Pan`, `Miss`: words otherwise). */
+  CapitalTitle = 6,
+  /** An honorific written after the name (`様`, `先生`, `님`). */
+  After = 7,
+}
+
+const GREETINGS =
+  "hi|hello|hey|dear|hallo|liebe|lieber|bonjour|salut|cher|chère|hola|estimado|estimada|querido|querida|ciao|caro|cara|gentile|olá|ola|oi|prezado|prezada|hej|hei|hallå|moi|cześć|czesc|witam|ahoj|dobrý den|hoi|beste|my name is|je m'appelle|ich bin|me llamo|mi chiamo|meu nome é";
+const SIGN_OFFS =
+  "thanks|thank you|regards|best regards|kind regards|warm regards|best|cheers|sincerely|yours truly|mit freundlichen grüßen|mit freundlichen grüssen|viele grüße|beste grüße|liebe grüße|grüße|gruß|cordialement|bien à vous|salutations|bisous|saludos|atentamente|un saludo|cordiali saluti|distinti saluti|saluti|atenciosamente|abraços|cumprimentos|med vänliga hälsningar|vänliga hälsningar|hälsningar|mvh|med venlig hilsen|venlig hilsen|vennlig hilsen|hilsen|pozdrawiam|z poważaniem|s pozdravem|met vriendelijke groet|vriendelijke groet|groeten|signed";
+const HEADERS = "from|to|cc|bcc|reply-to|sender|von|an|de|para|à|od|do|van|aan|från|till|fra|til|da|a";
+const FIELDS =
+  "name|full_name|fullname|full name|customer_name|customername|customer|contact_name|contact|author|owner|assignee|reporter|patient|employee|employee_name|client_name|display_name|displayname|first_name|firstname|last_name|lastname|recipient|requester|nombre|nom|nome|imię|imie|navn|namn|naam";
+const TITLES =
+  "mr|mrs|ms|mx|dr|prof|mme|mlle|sr|sra|srta|dott|dottssa|sig|sigra|dhr|mevr|hr|señor|señora|signor|signora|monsieur|madame|doña|sehr geehrter herr|sehr geehrte frau|szanowny panie|szanowna pani";
+const CAPITAL_TITLES = "miss|herr|frau|m|pan|pani|don|fru|dona";
+
+/** Cues in other scripts; their words carry no case, or only a capital that the rules need. */
+const OTHER_GREETINGS =
+  "уважаемый|уважаемая|дорогой|дорогая|здравствуйте|привет|шановний|шановна|αγαπητέ|αγαπητή|αγαπητε|αγαπητη|γεια σου|мене зовут|меня зовут|عزيزي|عزيزتي|مرحبا|नमस्ते|प्रिय|尊敬的|亲爱的|你好|안녕하세요|こんにちは";
+const OTHER_SIGN_OFFS =
+  "с уважением|з повагою|με εκτίμηση|φιλικά|مع التحيات|مع تحياتي|धन्यवाद|사랑합니다|감사합니다";
+const OTHER_HEADERS = "от|кому|копия|από|προς|من|إلى";
+const OTHER_FIELDS = "имя|фио|όνομα|الاسم|اسم|नाम|姓名|名前|氏名|이름|성명";
+const OTHER_TITLES =
+  "господин|госпожа|г-н|г-жа|пан|пані|κύριε|κύριος|κυρία|κ\\.|السيد|السيدة|الأستاذ|الدكتور|श्री|श्रीमती|सुश्री|डॉ\\.|डॉ";
+const OTHER_AFTER = "様|さま|さん|先生|氏|ちゃん|殿|女士|小姐|老师|선생님|님|씨";
+
+const KIND = new Map<string, Kind>();
+for (const [list, kind] of [
+  [GREETINGS, Kind.Greeting],
+  [OTHER_GREETINGS, Kind.Greeting],
+  [SIGN_OFFS, Kind.SignOff],
+  [OTHER_SIGN_OFFS, Kind.SignOff],
+  [HEADERS, Kind.Header],
+  [OTHER_HEADERS, Kind.Header],
+  [FIELDS, Kind.Field],
+  [OTHER_FIELDS, Kind.Field],
+  [TITLES, Kind.Title],
+  [OTHER_TITLES, Kind.Title],
+  [CAPITAL_TITLES, Kind.CapitalTitle],
+  [OTHER_AFTER, Kind.After],
+] as const) {
+  for (const cue of list.split("|")) KIND.set(cue.replace(/\\/g, ""), kind);
+}
+
+/** A cue as people write it: lower case, capitalized, in capitals (the pattern is case-sensitive: a case-blind one costs more per character). */
+function caseForms(w: string): string[] {
+  const cap = (w[0] as string).toUpperCase() + w.slice(1);
+  return [...new Set([w, cap, w.toUpperCase().replace(/\\\./g, "\\.")])];
+}
+
+/** Longest first, so that `best regards` wins over `best` and `kind regards` is one cue. */
+function alternation(...lists: string[]): string {
+  return lists
+    .flatMap((l) => l.split("|"))
+    .flatMap((w) => caseForms(w))
+    .sort((a, b) => b.length - a.length)
+    .map((w) => w.replace(/ /g, "[ \\t]{1,2}"))
+    .join("|");
+}
+
+/** What must follow each kind of cue, checked in the pattern so that `to`, `de` or `best` in prose cost one failed lookahead. */
+const FOLLOW: Record<Kind, string> = {
+  [Kind.Greeting]: String.raw`(?=[ \t,:!])`,
+  [Kind.SignOff]: String.raw`(?=[ \t]{0,2}[,\r\n!.-])`,
+  [Kind.Header]: String.raw`(?=[ \t]?[:：])`,
+  [Kind.Field]: String.raw`(?=["']?[ \t]{0,2}[:=：]|[,;\t\r\n"])`,
+  [Kind.Title]: String.raw`(?=\.?[ \t\u00a0\u4e00-\u9fff])`,
+  [Kind.CapitalTitle]: String.raw`(?=\.?[ \t\u00a0])`,
+  [Kind.After]: "",
+};
+
+function cues(lists: [string, Kind][], ascii: boolean): string {
+  return lists
+    .map(([list, kind]) => {
+      const words = list.split("|").filter((w) => /^[\x20-\x7e]+$/.test(w.replace(/\\/g, "")) === ascii);
+      return words.length === 0 ? "" : `(?:${alternation(words.join("|"))})${FOLLOW[kind]}`;
+    })
+    .filter((a) => a !== "")
+    .join("|");
+}
+
+const LISTS: [string, Kind][] = [
+  [GREETINGS, Kind.Greeting],
+  [SIGN_OFFS, Kind.SignOff],
+  [HEADERS, Kind.Header],
+  [FIELDS, Kind.Field],
+  [TITLES, Kind.Title],
+  [CAPITAL_TITLES, Kind.CapitalTitle],
+  [OTHER_GREETINGS, Kind.Greeting],
+  [OTHER_SIGN_OFFS, Kind.SignOff],
+  [OTHER_HEADERS, Kind.Header],
+  [OTHER_FIELDS, Kind.Field],
+  [OTHER_TITLES, Kind.Title],
+  [OTHER_AFTER, Kind.After],
+];
+/** The cue words of the other scripts, each with what must follow it (`\b` is ASCII only: their start is checked in code). */
+const OTHER_CUE = new RegExp(cues(LISTS, false), "gu");
+
+enum Script {
+  Latin = 1,
+  Cyrillic = 2,
+  Greek = 3,
+  Arabic = 4,
+  Devanagari = 5,
+  Han = 6,
+  Hangul = 7,
+}
+
+function scriptOf(c: number): Script | 0 {
+  if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7))
+    return Script.Latin;
+  if (c >= 0x400 && c <= 0x52f) return Script.Cyrillic;
+  if (c >= 0x370 && c <= 0x3ff) return Script.Greek;
+  if (c >= 0x1f00 && c <= 0x1fff) return Script.Greek;
+  if (c >= 0x600 && c <= 0x6ff) return Script.Arabic;
+  if (c >= 0x900 && c <= 0x97f) return Script.Devanagari;
+  if ((c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf))
+    return Script.Han;
+  if (c >= 0xac00 && c <= 0xd7a3) return Script.Hangul;
+  return 0;
+}
+
+function isLetterOf(c: number, script: Script): boolean {
+  if (script === Script.Latin) return scriptOf(c) === Script.Latin;
+  if (script === Script.Arabic)
+    return (c >= 0x620 && c <= 0x64a) || (c >= 0x64b && c <= 0x65f) || c === 0x670;
+  if (script === Script.Devanagari) return c >= 0x900 && c <= 0x97f && c !== 0x964 && c !== 0x965;
+  return scriptOf(c) === script;
+}
+
+/** Words that follow a cue in those scripts without being a name (`Уважаемые коллеги`, `مرحبا بكم`). */
+const OTHER_STOP = new Set(
+  "коллеги|клиент|клиенты|друзья|все|всем|команда|пользователь|κύριοι|φίλοι|όλοι|بكم|بك|جميعا|الجميع|في|من|على|إلى|عن|مع|सभी|आप|दोस्तों|जी".split(
+    "|",
+  ),
+);
+
+/** Honorifics and degrees after a name, kept in its span (docs/detectors.md#person-name-world). */
+const SUFFIX =
+  /^,?[ \t]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.?D\.?|M\.?D\.?|DDS|DVM|Esq\.?|CPA|RN|JR\.?|SR\.?|jr\.?|sr\.?)(?![\p{L}\p{N}])/u;
+
+interface Word {
+  start: number;
+  end: number;
+}
+
+/** The next word after `at` (spaces and tabs skipped): letters of one script, with `'` `’` `-` inside. */
+function wordAt(text: string, at: number, script: Script | 0, max: number): Word | null {
+  let i = at;
+  while (i < at + 3 && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i++;
+  const first = text.charCodeAt(i);
+  const s = script === 0 ? scriptOf(first) : script;
+  if (s === 0 || !isLetterOf(first, s)) return null;
+  const start = i;
+  while (i < text.length && i - start < max) {
+    const c = text.charCodeAt(i);
+    if (isLetterOf(c, s)) i++;
+    else if (
+      (c === 39 || c === 0x2019 || c === 45) &&
+      s !== Script.Han &&
+      s !== Script.Hangul &&
+      isLetterOf(text.charCodeAt(i + 1), s)
+    )
+      i += 2;
+    else break;
+  }
+  if (i - start >= max) return null;
+  return { start, end: i };
+}
+
+const PARTICLES = new Set([
+  "van",
+  "von",
+  "der",
+  "den",
+  "de",
+  "da",
+  "do",
+  "dos",
+  "das",
+  "di",
+  "del",
+  "della",
+  "la",
+  "le",
+  "du",
+  "y",
+  "bin",
+  "ibn",
+  "al",
+]);
+
+enum Reading {
+  Given = 1,
+  Surname = 2,
+  /** A word of ordinary English, or a product (name-lists.ts): `will`, `mark`, `billing`, `smith`. */
+  Ordinary = 4,
+  /** A common word of the six other languages (their frequency lists also hold `maria`, `john`). */
+  Foreign = 8,
+  Filler = 16,
+}
+
+function readLatin(word: string): number {
+  const key = nameKey(word);
+  const cap = word.length > 1 ? word[0]?.toUpperCase() + word.slice(1).toLowerCase() : word.toUpperCase();
+  const flags = WORD_FLAGS.get(cap) ?? 0;
+  let r = 0;
+  if (flags & GIVEN || GIVEN_NAME_SET.has(key)) r |= Reading.Given;
+  if (SURNAME_SET.has(key)) r |= Reading.Surname;
+  if (ENGLISH_WORD_SET.has(key) || flags & NOT_FIRST) r |= Reading.Ordinary;
+  if (FOREIGN_WORD_SET.has(key)) r |= Reading.Foreign;
+  if (flags & (FILLER | SURNAME_STOP) || FIRM_WORDS.has(key)) r |= Reading.Filler;
+  // Hyphenated: each half read (`Jean-Pierre`, `García-Márquez`).
+  const hyphen = word.indexOf("-");
+  if (hyphen > 0 && (r & (Reading.Given | Reading.Surname)) === 0) {
+    const a = readLatin(word.slice(0, hyphen));
+    const b = readLatin(word.slice(hyphen + 1));
+    if ((a | b) & (Reading.Given | Reading.Surname) && !((a | b) & Reading.Filler)) r = Reading.Surname;
+  }
+  return r;
+}
+
+/** Words that make a value a firm or a team, never a person (`Acme Corp`, `Billing Team`). */
+const FIRM_WORDS = new Set(
+  "inc llc ltd llp plc gmbh ag kg se sa spa srl sarl nv bv ab asa oy corp corporation company co group gruppe gruppen holding holdings partners sons bros brothers associates team support noreply bot ltda eireli".split(
+    " ",
+  ),
+);
+
+enum Mode {
+  /** After a greeting or sign-off: a given name of the lists first. */
+  Given = 1,
+  /** After an honorific: a surname alone will do (`Mr. Smith`, `mr smith`). */
+  Title = 2,
+  /** A field's value or a header's name: a given name first, or names that are no common words. */
+  Value = 3,
+  /** The given name after `"Last, ` in a header. */
+  GivenOnly = 4,
+}
+
+/**
+ * The name after a cue, read from `at`: up to `max` words of one script, read as `mode` says. `whole`
+ * wants the value to end after the name (a field's value, a header before `<`). Returns its end.
+ */
+function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boolean): number | null {
+  const first = wordAt(text, at, 0, 40);
+  if (first === null) return null;
+  const script = scriptOf(text.charCodeAt(first.start)) as Script;
+  let end: number | null = null;
+  let count = 0;
+  let firstReading = 0;
+  let anyOrdinary = false;
+  let anyForeign = false;
+  let unlisted = false;
+  let afterParticle = false;
+  let shape = Shape.Other;
+  let pos = first.start;
+  let w: Word | null = first;
+  while (w !== null && count < max) {
+    const word = text.slice(w.start, w.end);
+    if (script === Script.Latin) {
+      const r = readLatin(word);
+      if (count > 0 && PARTICLES.has(word.toLowerCase())) {
+        const next = wordAt(text, w.end, script, 40);
+        if (next === null || next.start - w.end > 2) break;
+        w = next;
+        afterParticle = true;
+        continue;
+      }
+      if (count > 0 && caseShape(text, w) !== shape) break;
+      if (r & Reading.Filler) break;
+      const listed = (r & (Reading.Given | Reading.Surname)) !== 0;
+      // An initial (`Robert J. Whitman`) is kept and read past.
+      if (count > 0 && w.end - w.start === 1 && text.charCodeAt(w.end) === 46) {
+        const next = wordAt(text, w.end + 1, script, 40);
+        if (next === null || next.start - w.end > 3) break;
+        w = next;
+        continue;
+      }
+      if (count === 0) {
+        if (mode === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign))
+          return null;
+        // Not a listed given name: the name must then fill its line alone (`ciao narseo castaldi,`), checked below.
+        if (mode === Mode.Given && !(r & Reading.Given)) {
+          if (r & (Reading.Ordinary | Reading.Foreign)) return null;
+          unlisted = true;
+        }
+        if (mode === Mode.Title && !listed && r & (Reading.Ordinary | Reading.Foreign)) return null;
+        // `thanks, will do`, `hi mark the ticket`: a given name that is a word, before a word that is no name.
+        if (mode === Mode.Given && r & Reading.Ordinary) {
+          const next = wordAt(text, w.end, script, 40);
+          if (next !== null && next.start - w.end <= 2) {
+            const nr = readLatin(text.slice(next.start, next.end));
+            if (!(nr & (Reading.Surname | Reading.Given)) || nr & Reading.Filler) return null;
+          }
+        }
+        firstReading = r;
+        shape = caseShape(text, w);
+      } else if (listed) {
+        // `mr smith said that`: an ordinary word in lower case ends the name unless the value ends with it.
+        if (r & Reading.Ordinary && shape === Shape.Lower && !valueEnds(text, w.end)) break;
+      } else if (r & Reading.Ordinary || (r & Reading.Foreign && !afterParticle)) break;
+      // `van den Heuvel`, `de la Fuente`: after a particle, a word of the language is a surname.
+      if (r & Reading.Ordinary) anyOrdinary = true;
+      if (r & Reading.Foreign && !listed && !afterParticle) anyForeign = true;
+      afterParticle = false;
+    } else if (OTHER_STOP.has(word)) break;
+    else if ((script === Script.Cyrillic || script === Script.Greek) && !isUpperAt(text, w.start)) break;
+    else if (script === Script.Han || script === Script.Hangul) {
+      // `尊敬的王伟先生`: the honorific after the name is not part of the word read.
+      const suffix = HONORIFIC_AFTER.exec(word);
+      if (suffix !== null && suffix.index >= 2) w = { start: w.start, end: w.start + suffix.index };
+      if (w.end - w.start > 4 && !whole) return null;
+    }
+    end = w.end;
+    count++;
+    pos = w.end;
+    // Japanese writes a space between the family and the given name; Chinese and Korean do not.
+    const gap = text.charCodeAt(pos);
+    if (gap !== 32 && gap !== 9) break;
+    w = wordAt(text, pos, script, 40);
+    if (w !== null && w.start - pos > 2) break;
+  }
+  if (end === null) return null;
+  if (unlisted && (count < 2 || anyOrdinary || anyForeign || !endsLine(text, end))) return null;
+  if (
+    script !== Script.Latin &&
+    mode === Mode.Value &&
+    !otherValueFits(text, first.start, end, script, count)
+  )
+    return null;
+  if (script === Script.Latin && mode === Mode.Value && !(firstReading & Reading.Given)) {
+    // `Acme Billing`, `Widget Pro`: without a given name first, no word may be a common one.
+    // `Sørlie-Torp Solheim`: two surnames joined first, then a third, is how firms are named.
+    if (anyOrdinary || count < 2 || text.slice(first.start, first.end).includes("-")) return null;
+  }
+  if (whole && !valueEnds(text, end)) return null;
+  return end;
+}
+
+enum Shape {
+  Lower = 1,
+  Upper = 2,
+  Capitalized = 3,
+  Other = 4,
+}
+
+/** How a word is written: a name's words are written alike (`john smith`, `JANE DOE`, `Emily Carter`). */
+function caseShape(text: string, w: Word): Shape {
+  const word = text.slice(w.start, w.end);
+  const lower = word.toLowerCase();
+  if (word === lower) return Shape.Lower;
+  if (word === word.toUpperCase()) return w.end - w.start === 1 ? Shape.Capitalized : Shape.Upper;
+  return word[0] !== lower[0] ? Shape.Capitalized : Shape.Other;
+}
+
+/** A name that fills its line: a comma, `!`, `:` or nothing, then the line's end. */
+function endsLine(text: string, at: number): boolean {
+  let i = at;
+  const c = text.charCodeAt(i);
+  if (c === 44 || c === 33 || c === 58) i++;
+  while (text.charCodeAt(i) === 32) i++;
+  return i >= text.length || text.charCodeAt(i) === 10 || text.charCodeAt(i) === 13;
+}
+
+/**
+ * Endings of Russian and Greek adjectives (`Кожанный`, `Пластиковый`, `Πλαστικό`, `Κατεψυγμένο`):
+ * products are named with them, people are not (Ukrainian `-ий` surnames are, and stay allowed).
+ */
+const ADJECTIVE = /(?:ый|ое|ые|ικό|ικο|ένο|ενο|ινο|ινό|ιμο)$/u;
+
+/** Whether a Cyrillic or Greek phrase holds an adjective: a product, not a person (docs/detectors.md#person-name-world). */
+export function hasAdjective(phrase: string): boolean {
+  for (const w of phrase.split(/[^\p{L}]+/u)) if (ADJECTIVE.test(w)) return true;
+  return false;
+}
+
+/** Common Arabic given names: a field's value in Arabic script names a person with one of them or an `al-`, `abd`, `abu`, `bin` word. */
+const ARABIC_NAME_WORDS = new Set(
+  "محمد أحمد علي حسن حسين عمر خالد يوسف إبراهيم مصطفى محمود سعيد كريم سامي طارق فاطمة عائشة مريم زينب نور سارة ليلى هدى خديجة أمينة ياسمين".split(
+    " ",
+  ),
+);
+
+/**
+ * A field's or header's value in another script names a person: Chinese and Korean names are one
+ * word of two to four letters (Japanese two such words), Cyrillic and Greek ones two or three
+ * capitalized words that are no adjectives (`Эргономичный Пластиковый Стул`) and no legal form
+ * (`ООО`, `ГУП`), Arabic ones hold a common given name or an `al-` word.
+ */
+function otherValueFits(text: string, start: number, end: number, script: Script, count: number): boolean {
+  const value = text.slice(start, end);
+  const words = value.split(/[ \t]+/);
+  switch (script) {
+    case Script.Han:
+      return (
+        words.length <= 2 &&
+        words.every((w) => w.length >= 1 && w.length <= 4) &&
+        value.replace(/ /g, "").length >= 2
+      );
+    case Script.Hangul:
+      return words.length === 1 && value.length >= 2 && value.length <= 4;
+    case Script.Cyrillic:
+    case Script.Greek:
+      return (
+        count >= 2 &&
+        words.every((w) => !/^\p{Lu}{2,}$/u.test(w) && !/^\p{Lu}\p{Ll}+\p{Lu}/u.test(w) && !ADJECTIVE.test(w))
+      );
+    case Script.Arabic:
+      return words.some((w) => ARABIC_NAME_WORDS.has(w) || /^(?:ال|عبد|أبو|بن)/.test(w));
+    default:
+      return true;
+  }
+}
+
+function isCapitalized(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return c >= 65 && c <= 90;
+}
+
+function isUpperAt(text: string, at: number): boolean {
+  const ch = text[at] as string;
+  return ch !== ch.toLowerCase();
+}
+
+/** A field's value or a header's name ends here: a quote, a delimiter, an address, the line's end. */
+function valueEnds(text: string, at: number): boolean {
+  let i = at;
+  while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9) i++;
+  if (i >= text.length) return true;
+  const c = text.charCodeAt(i);
+  return (
+    c === 34 ||
+    c === 39 ||
+    c === 44 ||
+    c === 59 ||
+    c === 60 ||
+    c === 10 ||
+    c === 13 ||
+    c === 124 ||
+    c === 125 ||
+    c === 41 ||
+    c === 0x201d ||
+    c === 0x3001 ||
+    c === 0x3002 ||
+    c === 0xff0c ||
+    (c === 46 && !isLetterOf(text.charCodeAt(i + 1), Script.Latin)) ||
+    (c === 32 && text.charCodeAt(i + 1) === 40)
+  );
+}
+
+function isLineStart(text: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9 || text.charCodeAt(i) === 62)) i--;
+  return i < 0 || text.charCodeAt(i) === 10 || text.charCodeAt(i) === 13;
+}
+
+/** After a field name: `:` or `=`, quotes around either, spaces. Returns where the value starts. */
+function fieldValue(text: string, at: number, header: boolean): number | null {
+  let i = at;
+  if (text.charCodeAt(i) === 34 || text.charCodeAt(i) === 39) i++;
+  while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9) i++;
+  const c = text.charCodeAt(i);
+  if (c !== 58 && (c !== 61 || header) && c !== 0xff1a) return null;
+  i++;
+  while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9) i++;
+  return i;
+}
+
+/** Where a field name may start: a line, an object, a list item, a column; `=` fields after a space too. */
+function fieldMayStart(text: string, start: number): boolean {
+  let i = start - 1;
+  if (text.charCodeAt(i) === 34 || text.charCodeAt(i) === 39) i--;
+  while (i >= 0 && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i--;
+  if (i < 0) return true;
+  const c = text.charCodeAt(i);
+  return (
+    c === 10 || c === 13 || c === 123 || c === 44 || c === 59 || c === 91 || c === 124 || c === 45 || c === 40
+  );
+}
+
+/** A header or field value: a quoted `"Last, First"`, or the name itself. */
+function headerName(text: string, from: number, header: boolean): Span | null {
+  const q = text.charCodeAt(from);
+  if (q === 34 || q === 39) {
+    const close = text.indexOf(String.fromCharCode(q), from + 1);
+    if (close < 0 || close - from > 80) return null;
+    const comma = text.indexOf(",", from + 1);
+    if (comma > 0 && comma < close) {
+      // `"Doe, Jane" <jane@example.com>`: surname, comma, given name.
+      const last = nameAfter(text, from + 1, 3, Mode.Title, false);
+      if (last === null || last !== comma) return null;
+      const given = nameAfter(text, comma + 1, 3, Mode.GivenOnly, false);
+      if (given === null || given !== close) return null;
+      return { start: from + 1, end: close };
+    }
+    const end = nameAfter(text, from + 1, 4, Mode.Value, true);
+    return end === null ? null : { start: from + 1, end };
+  }
+  const end = nameAfter(text, from, 4, Mode.Value, true);
+  if (end === null) return null;
+  if (header && !/^[ \t]*(?:<|\(|$|\r?\n)/.test(text.slice(end, end + 3))) return null;
+  return { start: from, end };
+}
+
+const HONORIFIC_AFTER = new RegExp(OTHER_AFTER);
+
+/** Characters that join words in Chinese and Japanese and never end a name before an honorific. */
+const HAN_PARTICLES = new Set([..."的和与跟给是请向对在了位敬爱亲您你我他她们"].map((c) => c.charCodeAt(0)));
+
+/** The CJK or Hangul name written before an honorific suffix (`田中太郎様`, `김민준 님`). */
+function nameBefore(text: string, at: number): Span | null {
+  let i = at;
+  if (text.charCodeAt(i - 1) === 32) i--;
+  const script = scriptOf(text.charCodeAt(i - 1));
+  if (script !== Script.Han && script !== Script.Hangul) return null;
+  const end = i;
+  let start = i;
+  let spaces = 0;
+  while (start > 0 && end - start < 6) {
+    const c = text.charCodeAt(start - 1);
+    if (scriptOf(c) === script && !(c >= 0x3040 && c <= 0x309f) && !HAN_PARTICLES.has(c)) start--;
+    else if (
+      c === 32 &&
+      spaces === 0 &&
+      script === Script.Han &&
+      scriptOf(text.charCodeAt(start - 2)) === script
+    ) {
+      spaces++;
+      start--;
+    } else break;
+  }
+  // A run longer than a name is a sentence that ends in the honorific: take its last 2 to 4 letters.
+  const letters = end - start - spaces;
+  if (letters < 2) return null;
+  if (letters > 4) start = spaces > 0 ? start : end - 3;
+  if (text.charCodeAt(start) === 32) start++;
+  return { start, end };
+}
+
+/** The span a cue of `kind` at `start`..`cueEnd` marks, or null. */
+function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans: Span[]): Span | null {
+  switch (kind) {
+    case Kind.Greeting: {
+      let at = cueEnd;
+      while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
+      if (text.charCodeAt(at) === 44 || text.charCodeAt(at) === 58) at++;
+      const title = titleAt(text, at);
+      if (title !== null) {
+        const end = nameAfter(text, title, 3, Mode.Title, false);
+        return end === null ? null : { start: skipSpaces(text, at), end };
+      }
+      const end = nameAfter(text, at, 3, Mode.Given, false);
+      return end === null ? null : { start: wordStart(text, at), end };
+    }
+    case Kind.SignOff: {
+      let at = cueEnd;
+      while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
+      const c = text.charCodeAt(at);
+      if (c !== 44 && c !== 10 && c !== 13 && c !== 33 && c !== 46 && c !== 45) return null;
+      at++;
+      for (let n = 0; n < 3; n++) {
+        const d = text.charCodeAt(at);
+        if (d === 32 || d === 9 || d === 10 || d === 13) at++;
+      }
+      const end = nameAfter(text, at, 3, Mode.Given, false);
+      return end !== null && valueEnds(text, end) ? { start: wordStart(text, at), end } : null;
+    }
+    case Kind.Header: {
+      if (!isLineStart(text, start)) return null;
+      const at = fieldValue(text, cueEnd, true);
+      return at === null ? null : headerName(text, at, true);
+    }
+    case Kind.Field: {
+      if (!fieldMayStart(text, start) && text.charCodeAt(skipQuote(text, cueEnd)) !== 61) return null;
+      const at = fieldValue(text, cueEnd, false);
+      if (at === null) return csvColumn(text, start, cueEnd, spans);
+      return headerName(text, at, false);
+    }
+    case Kind.CapitalTitle:
+    case Kind.Title: {
+      if (kind === Kind.CapitalTitle && !isCapitalized(text, start)) return null;
+      let at = cueEnd;
+      if (text.charCodeAt(at) === 46) at++;
+      else if (cueEnd - start === 1) return null;
+      const c = text.charCodeAt(at);
+      if (c !== 32 && c !== 9 && c !== 0xa0 && !(c >= 0x4e00 && c <= 0x9fff)) return null;
+      const end = nameAfter(text, at, 3, Mode.Title, false);
+      return end === null ? null : { start, end };
+    }
+    case Kind.After: {
+      const span = nameBefore(text, start);
+      if (span !== null) span.end = cueEnd;
+      return span;
+    }
+  }
+}
+
+/** A Latin letter, `_` or `-`: what a cue word or a field name is made of. */
+function isKeyChar(c: number): boolean {
+  const l = c | 32;
+  if (l >= 97 && l <= 122) return true;
+  return c === 95 || c === 45 || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7);
+}
+
+const KEY_WORDS = 4;
+/** The last word of every Latin cue: an anchor after any other word is passed over at once. */
+const LAST_WORDS = new Set([...KIND.keys()].map((k) => k.split(" ").at(-1) as string));
+const LONGEST_LAST = 16;
+/** For each first letter (its low five bits), the lengths of the cues' last words that start with it, as bits. */
+const LAST_SHAPES = new Array<number>(32).fill(0);
+for (const w of LAST_WORDS) {
+  const slot = (w.charCodeAt(0) | 32) & 31;
+  if (w.length < LONGEST_LAST) LAST_SHAPES[slot] = (LAST_SHAPES[slot] as number) | (1 << w.length);
+}
+const KEY_SPAN = 40;
+
+/**
+ * The cue that ends just before `at` (spaces and a quote skipped): one to four words read back,
+ * the longest that is a cue. Returns its kind and bounds in `found`.
+ */
+function cueBefore(text: string, at: number, found: { kind: Kind; start: number; end: number }): boolean {
+  let i = at - 1;
+  while (i >= 0 && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i--;
+  const q = text.charCodeAt(i);
+  if (q === 34 || q === 39 || q === 33 || q === 46 || q === 44 || q === 13) i--;
+  const end = i + 1;
+  while (i >= 0 && end - i <= LONGEST_LAST && isKeyChar(text.charCodeAt(i))) i--;
+  const length = end - i - 1;
+  // Most anchors follow a word that ends no cue: its first letter and length say so without a copy.
+  if (length === 0 || length >= LONGEST_LAST) return false;
+  const initial = (text.charCodeAt(i + 1) | 32) & 31;
+  if (((LAST_SHAPES[initial] as number) & (1 << length)) === 0) return false;
+  if (!LAST_WORDS.has(text.slice(i + 1, end).toLowerCase())) return false;
+  let best = false;
+  for (let words = 1; ; words++) {
+    const kind = KIND.get(
+      words === 1 ? text.slice(i + 1, end).toLowerCase() : spaced(text.slice(i + 1, end)),
+    );
+    if (kind !== undefined && kind !== Kind.After) {
+      found.kind = kind;
+      found.start = i + 1;
+      found.end = end;
+      best = true;
+    }
+    if (words === KEY_WORDS || text.charCodeAt(i) !== 32 || end - i > KEY_SPAN) break;
+    i--;
+    if (text.charCodeAt(i) === 32) i--;
+    const wordEnd = i + 1;
+    while (i >= 0 && isKeyChar(text.charCodeAt(i))) i--;
+    if (i + 1 === wordEnd) break;
+  }
+  return best;
+}
+
+function spaced(words: string): string {
+  return words.toLowerCase().replace(/[ \t]+/g, " ");
+}
+
+/** The cue that starts a line at `from` (a greeting or an honorific): the longest of one to four words. */
+function cueAtLineStart(
+  text: string,
+  from: number,
+  found: { kind: Kind; start: number; end: number },
+): boolean {
+  let i = from;
+  while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9 || text.charCodeAt(i) === 62) i++;
+  const start = i;
+  let best = false;
+  for (let words = 0; words < KEY_WORDS && i - start < KEY_SPAN; words++) {
+    const wordStart = i;
+    while (i < text.length && isKeyChar(text.charCodeAt(i))) i++;
+    if (i === wordStart) break;
+    const kind = KIND.get(
+      text
+        .slice(start, i)
+        .toLowerCase()
+        .replace(/[ \t]+/g, " "),
+    );
+    if (kind === Kind.Greeting || kind === Kind.Title || kind === Kind.CapitalTitle) {
+      found.kind = kind;
+      found.start = start;
+      found.end = i;
+      best = true;
+    }
+    if (text.charCodeAt(i) !== 32) break;
+    i++;
+  }
+  return best;
+}
+
+/** Letters of the scripts with their own cues: a one-byte string holds none, and the test answers at once. */
+const OTHER_SCRIPT = /[\u0370-\u1fff\u3040-\u9fff\uac00-\ud7a3]/;
+
+function keep(text: string, span: Span | null, spans: Span[]): number {
+  if (span === null) return 0;
+  const suffix = SUFFIX.exec(text.slice(span.end, span.end + 8));
+  if (suffix) span.end += suffix[0].length;
+  spans.push(span);
+  return span.end;
+}
+
+/** The cues of the other scripts: their words, then what each marks. */
+function otherScriptNames(text: string, spans: Span[]): void {
+  OTHER_CUE.lastIndex = 0;
+  for (let m = OTHER_CUE.exec(text); m !== null; m = OTHER_CUE.exec(text)) {
+    const start = m.index;
+    const kind = KIND.get(m[0].toLowerCase().replace(/[ \t]+/g, " "));
+    if (kind === undefined) continue;
+    if (kind !== Kind.After && scriptOf(text.charCodeAt(start - 1)) === scriptOf(text.charCodeAt(start)))
+      continue;
+    const end = keep(text, cueSpan(text, kind, start, start + m[0].length, spans), spans);
+    if (end > OTHER_CUE.lastIndex) OTHER_CUE.lastIndex = end;
+  }
+}
+
+type Found = { kind: Kind; start: number; end: number };
+
+/** Fields and headers: the cue word before each `:` or `=` (`name:`, `"author": "`, `From:`, `customer_name=`). */
+function fieldNames(text: string, mark: string, found: Found, spans: Span[]): void {
+  let done = 0;
+  for (let at = text.indexOf(mark); at >= 0; at = text.indexOf(mark, Math.max(at + 1, done))) {
+    if (!cueBefore(text, at, found) || (found.kind !== Kind.Field && found.kind !== Kind.Header)) continue;
+    done = keep(text, cueSpan(text, found.kind, found.start, found.end, spans), spans);
+  }
+}
+
+const CSV_HEADER = 300;
+
+/** A CSV header line (the text's first line, or one after an empty line) with a cell named for a person. */
+function csvHeader(text: string, start: number, end: number, spans: Span[]): void {
+  if (end - start > CSV_HEADER) return;
+  const line = text.slice(start, end);
+  const sep = line.includes("\t") ? "\t" : line.includes(";") ? ";" : line.includes(",") ? "," : "";
+  if (sep === "") return;
+  let cell = start;
+  for (const raw of line.split(sep)) {
+    const name = raw.trim().replace(/^["']|["']$/g, "");
+    if (KIND.get(name.toLowerCase()) === Kind.Field) {
+      const at = text.indexOf(name, cell);
+      keep(text, csvColumn(text, at, at + name.length, spans), spans);
+    }
+    cell += raw.length + 1;
+  }
+}
+
+/**
+ * Names in the Latin script marked by a cue, found from a few anchors by `indexOf` (no pattern pass
+ * over the text): a field's `:` or `=`, and each line's end and start (a sign-off before it, a
+ * greeting or an honorific after it, a CSV header). Text in other scripts also runs their cue words.
+ */
+export function findCuedNames(text: string): Span[] {
+  const spans: Span[] = [];
+  const found: Found = { kind: Kind.Greeting, start: 0, end: 0 };
+  fieldNames(text, ":", found, spans);
+  fieldNames(text, "=", found, spans);
+  let done = 0;
+  let lineStart = 0;
+  for (let at = 0; at >= 0 && at <= text.length; ) {
+    // `at` is a line's start: a greeting or an honorific there.
+    if (at >= done && cueAtLineStart(text, at, found))
+      done = Math.max(done, keep(text, cueSpan(text, found.kind, found.start, found.end, spans), spans));
+    const nl = text.indexOf("\n", at);
+    if (nl < 0) break;
+    // A sign-off that ends the line (`Best regards,`), the name on the next.
+    if (nl >= done && cueBefore(text, nl, found) && found.kind === Kind.SignOff && found.start >= done)
+      done = Math.max(done, keep(text, cueSpan(text, found.kind, found.start, found.end, spans), spans));
+    if (lineStart === 0 || text.charCodeAt(lineStart - 2) === 10) csvHeader(text, lineStart, nl, spans);
+    lineStart = nl + 1;
+    at = nl + 1;
+  }
+  if (OTHER_SCRIPT.test(text)) otherScriptNames(text, spans);
+  return spans;
+}
+
+function skipSpaces(text: string, at: number): number {
+  let i = at;
+  while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9) i++;
+  return i;
+}
+
+function skipQuote(text: string, at: number): number {
+  let i = at;
+  if (text.charCodeAt(i) === 34 || text.charCodeAt(i) === 39) i++;
+  while (text.charCodeAt(i) === 32) i++;
+  return i;
+}
+
+function wordStart(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && scriptOf(text.charCodeAt(i)) === 0) i++;
+  return i;
+}
+
+/** An honorific at `at` (`Mr.`, `Herr`, `Sra.`): where the name after it starts. */
+function titleAt(text: string, at: number): number | null {
+  const w = wordAt(text, at, 0, 12);
+  if (w === null) return null;
+  const kind = KIND.get(text.slice(w.start, w.end).toLowerCase());
+  if (kind !== Kind.Title && kind !== Kind.CapitalTitle) return null;
+  let i = w.end;
+  if (text.charCodeAt(i) === 46) i++;
+  return text.charCodeAt(i) === 32 ? i : null;
+}
+
+const CSV_ROWS = 500;
+
+/**
+ * A CSV or TSV header cell named for a person (`id,name,email`): the cell of that column in each row
+ * below is read as a field's value. Pushes every row's name but the last, which it returns.
+ */
+function csvColumn(text: string, start: number, end: number, spans: Span[]): Span | null {
+  const lineStart = text.lastIndexOf("\n", start - 1) + 1;
+  let lineEnd = text.indexOf("\n", end);
+  if (lineEnd < 0) return null;
+  const header = text.slice(lineStart, lineEnd);
+  const sep = header.includes("\t") ? "\t" : header.includes(";") ? ";" : ",";
+  const next = text.charCodeAt(end);
+  if (next !== sep.charCodeAt(0) && next !== 10 && next !== 13 && next !== 34) return null;
+  const column = text.slice(lineStart, start).split(sep).length - 1;
+  if (header.split(sep).length < 2) return null;
+  let last: Span | null = null;
+  for (let row = 0; row < CSV_ROWS && lineEnd < text.length; row++) {
+    const from = lineEnd + 1;
+    let to = text.indexOf("\n", from);
+    if (to < 0) to = text.length;
+    lineEnd = to;
+    const line = text.slice(from, to);
+    if (!line.includes(sep)) break;
+    let cellStart = from;
+    for (let c = 0; c < column; c++) {
+      const i = text.indexOf(sep, cellStart);
+      if (i < 0 || i >= to) {
+        cellStart = -1;
+        break;
+      }
+      cellStart = i + 1;
+    }
+    if (cellStart < 0) continue;
+    const span = headerName(text, cellStart, false);
+    if (span === null) continue;
+    if (last !== null) spans.push(last);
+    last = span;
+  }
+  return last;
+}
