@@ -1,4 +1,4 @@
-import type { AppError } from "../../../domain/errors.js";
+import type { AppError, ErrorEnvelope } from "../../../domain/errors.js";
 import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
 
 /**
@@ -170,8 +170,20 @@ export function errorType(status: number): string {
  * error's `type` by status, with the service's own message and metadata beside, so a client of
  * either reads it.
  */
-export function messagesErrorBody(error: AppError): unknown {
-  const inner: Json = { type: errorType(error.status), message: error.message };
-  if (error.metadata) inner.metadata = error.metadata;
-  return { type: "error", error: inner };
+export const messagesErrorBody: ErrorEnvelope = Object.assign(
+  (error: AppError): unknown => {
+    const inner: Json = { type: errorType(statusOf(error)), message: error.message };
+    if (error.metadata) inner.metadata = error.metadata;
+    return { type: "error", error: inner };
+  },
+  { statusOf },
+);
+
+/**
+ * The status the Messages door answers an error with: a provider's overload is Anthropic's own 529
+ * `overloaded_error`, which its clients retry (docs/gateway.md#upstream-overloaded); every other
+ * error keeps the service's status.
+ */
+function statusOf(error: AppError): number {
+  return error.code === "upstream_overloaded" ? 529 : error.status;
 }
