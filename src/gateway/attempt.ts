@@ -64,7 +64,11 @@ export class Attempt {
 
   async settle(usage: Usage): Promise<void> {
     clearInterval(this.renewal);
-    const cost = costMicros(this.model, this.endpoint, usage.prompt_tokens, usage.completion_tokens);
+    const cache =
+      usage.cache_write_tokens || usage.cache_read_tokens
+        ? { write: usage.cache_write_tokens ?? 0, read: usage.cache_read_tokens ?? 0 }
+        : undefined;
+    const cost = costMicros(this.model, this.endpoint, usage.prompt_tokens, usage.completion_tokens, cache);
     const provider = this.endpoint.provider;
     await settle(this.gw.services, this.reservation, {
       requestId: this.requestId,

@@ -136,6 +136,12 @@ export interface ChatTranslation<Body extends object> {
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
+  /**
+   * Of the prompt tokens, those written to and read from the provider's prompt cache, when it
+   * reports them (docs/gateway.md#cache-prices).
+   */
+  cache_write_tokens?: number;
+  cache_read_tokens?: number;
 }
 
 /** What the gateway fills in where an upstream's answer leaves a required field out. */

@@ -28,12 +28,26 @@ function promptOf(u: Json): number | undefined {
   return count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens);
 }
 
+/** The cache counts of a Messages usage object, as the spend prices them (docs/gateway.md#cache-prices). */
+function cacheOf(u: Json): Pick<Usage, "cache_write_tokens" | "cache_read_tokens"> {
+  const out: Pick<Usage, "cache_write_tokens" | "cache_read_tokens"> = {};
+  const write = count(u.cache_creation_input_tokens);
+  const read = count(u.cache_read_input_tokens);
+  if (write > 0) out.cache_write_tokens = write;
+  if (read > 0) out.cache_read_tokens = read;
+  return out;
+}
+
 /** The usage a whole Messages answer reports, when it reports both counts as numbers. */
 export function messageUsage(answer: unknown): Usage | undefined {
   if (!isObject(answer) || !isObject(answer.usage)) return undefined;
   const prompt = promptOf(answer.usage);
   if (prompt === undefined || typeof answer.usage.output_tokens !== "number") return undefined;
-  return { prompt_tokens: prompt, completion_tokens: count(answer.usage.output_tokens) };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: count(answer.usage.output_tokens),
+    ...cacheOf(answer.usage),
+  };
 }
 
 /** A copy of a message object with its required members filled in, or undefined when none is missing. */
@@ -95,6 +109,7 @@ const OUTPUT_DELTAS: Record<string, string> = {
  */
 export class MessagesEventReader implements EventReader {
   private prompt: number | undefined;
+  private cache: Pick<Usage, "cache_write_tokens" | "cache_read_tokens"> = {};
 
   constructor(private readonly defaults: AnswerDefaults) {}
 
@@ -109,7 +124,10 @@ export class MessagesEventReader implements EventReader {
     switch (event.type) {
       case "message_start": {
         const message = isObject(event.message) ? event.message : {};
-        if (isObject(message.usage)) this.prompt = promptOf(message.usage);
+        if (isObject(message.usage)) {
+          this.prompt = promptOf(message.usage);
+          this.cache = cacheOf(message.usage);
+        }
         const filled = fillMessage(message, this.defaults);
         const send = filled
           ? `event: message_start\ndata: ${JSON.stringify({ ...event, message: filled })}\n\n`
@@ -120,11 +138,17 @@ export class MessagesEventReader implements EventReader {
         const u = isObject(event.usage) ? event.usage : undefined;
         if (!u || typeof u.output_tokens !== "number")
           return { send: null, usage: undefined, contentBytes: 0 };
-        const prompt = promptOf(u) ?? this.prompt;
+        // A delta that repeats the input counts repeats the cache counts with them.
+        const own = promptOf(u);
+        const prompt = own ?? this.prompt;
         const usage =
           prompt === undefined
             ? undefined
-            : { prompt_tokens: prompt, completion_tokens: count(u.output_tokens) };
+            : {
+                prompt_tokens: prompt,
+                completion_tokens: count(u.output_tokens),
+                ...(own === undefined ? this.cache : cacheOf(u)),
+              };
         return { send: null, usage, contentBytes: 0 };
       }
       case "content_block_delta": {
