@@ -23,6 +23,8 @@ export class Attempt {
   private renewal: NodeJS.Timeout | undefined;
   endpoint: Endpoint;
   started = process.hrtime.bigint();
+  /** The agent session the client named, recorded with the spend (docs/behaviour.md#usage-by-session). */
+  sessionId: string | null = null;
 
   constructor(
     readonly gw: GatewayDeps,
@@ -81,6 +83,7 @@ export class Attempt {
       costMicros: cost,
       guardrailIds: this.keyPolicy.applied.map((a) => a.guardrail.id),
       api: this.prepared.api,
+      sessionId: this.sessionId,
     });
     this.watchAlerts();
     this.gw.metrics.spendMicros.inc({ provider }, cost);
