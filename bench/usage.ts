@@ -27,11 +27,11 @@ const database = await openDatabase(file, { sqliteSynchronous: "normal" });
 const raw = new SqliteDatabase(file);
 raw.pragma("journal_mode = WAL");
 const addLedger = raw.prepare(
-  `insert into spend_ledger values (@id, @organization_id, @request_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, @prompt_tokens, @completion_tokens, @cost_micros, @created_at, @api)`,
+  `insert into spend_ledger values (@id, @organization_id, @request_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, @prompt_tokens, @completion_tokens, @cost_micros, @created_at, @api, @session_id)`,
 );
 const addRollup = raw.prepare(
-  `insert into spend_rollup values (@organization_id, @day, @guardrail_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, 1, @prompt_tokens, @completion_tokens, @cost_micros, @api)
-   on conflict (organization_id, day, guardrail_id, key_hash, model, provider, byok, api) do update set
+  `insert into spend_rollup values (@organization_id, @day, @guardrail_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, 1, @prompt_tokens, @completion_tokens, @cost_micros, @api, @session_id)
+   on conflict (organization_id, day, guardrail_id, key_hash, model, provider, byok, api, session_id) do update set
      requests = spend_rollup.requests + 1, prompt_tokens = spend_rollup.prompt_tokens + excluded.prompt_tokens,
      completion_tokens = spend_rollup.completion_tokens + excluded.completion_tokens,
      cost_micros = spend_rollup.cost_micros + excluded.cost_micros`,
@@ -54,6 +54,7 @@ const load = raw.transaction((from: number, to: number, org: string) => {
       cost_micros: 10 + (i % 500),
       created_at: new Date(Date.UTC(2026, 10, 1) + Math.floor((i / to) * 30 * 86_400_000)).toISOString(),
       api: i % 12 === 11 ? "embeddings" : "chat",
+      session_id: null,
     };
     addLedger.run(row);
     for (const r of rollupRows(row, [`g-ws-${key % 10}`, `g-key-${key}`])) {

@@ -123,9 +123,14 @@ const CatalogSchema = Type.Object({
       // 0 only for an embedding model (checkCatalog): it answers with no output tokens.
       max_output_tokens: Type.Integer({ minimum: 0 }),
       api: Type.Optional(Type.Union(APIS.map((a) => Type.Literal(a)))),
+      aliases: Type.Optional(
+        Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 64, uniqueItems: true }),
+      ),
       pricing: Type.Object({
         prompt_usd_per_million_tokens: Type.Number({ minimum: 0 }),
         completion_usd_per_million_tokens: Type.Number({ minimum: 0 }),
+        cache_write_usd_per_million_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+        cache_read_usd_per_million_tokens: Type.Optional(Type.Number({ minimum: 0 })),
       }),
       endpoints: Type.Array(EndpointSchema),
     }),

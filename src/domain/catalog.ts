@@ -67,8 +67,25 @@ export interface Model {
   max_output_tokens: number;
   /** The API the model is served on (absent: chat). */
   api?: Api;
-  pricing: { prompt_usd_per_million_tokens: number; completion_usd_per_million_tokens: number };
+  /**
+   * Other names a request may give the model, as its vendor's own ids (dated or not): resolved to
+   * this model like its slugs, never shown in its place (docs/gateway.md#model-aliases).
+   */
+  aliases?: string[];
+  pricing: ModelPricing;
   endpoints: Endpoint[];
+}
+
+/** Prices in USD per million tokens. */
+export interface ModelPricing {
+  prompt_usd_per_million_tokens: number;
+  completion_usd_per_million_tokens: number;
+  /**
+   * Prompt tokens written to the provider's prompt cache, and read from it, when they are priced
+   * apart (absent: the prompt price) (docs/gateway.md#cache-prices).
+   */
+  cache_write_usd_per_million_tokens?: number;
+  cache_read_usd_per_million_tokens?: number;
 }
 
 export interface CatalogData {
@@ -94,12 +111,16 @@ export class Catalog {
       this.providerApis.set(p.id, new Set(p.apis ?? [DEFAULT_API]));
     }
     for (const m of data.models) {
+      for (const alias of m.aliases ?? []) this.bySlug.set(alias, m);
       this.bySlug.set(m.slug, m);
       this.bySlug.set(m.canonical_slug, m);
     }
   }
 
-  /** Finds a model by slug or canonical slug (docs/behaviour.md#model-lists). */
+  /**
+   * Finds a model by slug, canonical slug or alias (docs/behaviour.md#model-lists,
+   * docs/gateway.md#model-aliases).
+   */
   findModel(slugOrCanonical: string): Model | undefined {
     return this.bySlug.get(slugOrCanonical);
   }
@@ -151,7 +172,8 @@ export function checkCatalog(data: CatalogData): string[] {
   }
   const slugs = new Set<string>();
   for (const m of data.models) {
-    for (const s of new Set([m.slug, m.canonical_slug])) {
+    // An alias naming two models, or another model's slug, would route a request to either.
+    for (const s of new Set([m.slug, m.canonical_slug, ...(m.aliases ?? [])])) {
       if (slugs.has(s)) problems.push(`model slug ${s} is not unique`);
       slugs.add(s);
     }

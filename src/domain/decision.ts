@@ -326,18 +326,36 @@ function contentViolation(input: DecisionInput, scan: ScanResult): Violation | n
   };
 }
 
-/** Cost bound in micro-dollars: USD per million tokens is exactly micro-dollars per token. */
+/** Prompt tokens a provider reports as written to or read from its prompt cache (parts of the prompt). */
+export interface CacheTokens {
+  write: number;
+  read: number;
+}
+
+/**
+ * Cost in micro-dollars: USD per million tokens is exactly micro-dollars per token. Cached prompt
+ * tokens are priced at the model's cache prices where the catalog has them, else at the prompt
+ * price (docs/gateway.md#cache-prices); they are never more than the prompt.
+ */
 export function costMicros(
   model: Model,
   endpoint: Endpoint,
   promptTokens: number,
   completionTokens: number,
+  cache?: CacheTokens,
 ): number {
   if (endpoint.free) return 0;
   const p = model.pricing;
-  return Math.ceil(
-    promptTokens * p.prompt_usd_per_million_tokens + completionTokens * p.completion_usd_per_million_tokens,
-  );
+  let prompt = promptTokens * p.prompt_usd_per_million_tokens;
+  if (cache && cache.write + cache.read > 0) {
+    const write = Math.min(cache.write, promptTokens);
+    const read = Math.min(cache.read, promptTokens - write);
+    prompt =
+      (promptTokens - write - read) * p.prompt_usd_per_million_tokens +
+      write * (p.cache_write_usd_per_million_tokens ?? p.prompt_usd_per_million_tokens) +
+      read * (p.cache_read_usd_per_million_tokens ?? p.prompt_usd_per_million_tokens);
+  }
+  return Math.ceil(prompt + completionTokens * p.completion_usd_per_million_tokens);
 }
 
 /**

@@ -35,6 +35,11 @@ export const ERROR_CODES = {
     message: "Upstream provider rate limit reached. Please try again later.",
   },
   upstream_error: { status: 502, message: "Upstream provider error" },
+  // An API with its own overloaded status answers with it instead (docs/gateway.md#upstream-overloaded).
+  upstream_overloaded: {
+    status: 503,
+    message: "Upstream provider is overloaded. Please try again later.",
+  },
   no_provider_available: { status: 503, message: "No provider is available for this model" },
   scan_busy: { status: 503, message: "Content scanning is at capacity. Please try again later." },
   upstream_timeout: { status: 504, message: "Upstream provider timed out" },
@@ -63,6 +68,15 @@ export class AppError extends Error {
     this.status = ERROR_CODES[code].status;
     this.metadata = metadata;
   }
+}
+
+/**
+ * An API's own error body for the service's error, on a route that answers in it, and, where that
+ * API answers an error with another status than the service's, that status (`statusOf`).
+ */
+export interface ErrorEnvelope {
+  (error: AppError): unknown;
+  statusOf?: (error: AppError) => number;
 }
 
 export function invalidRequest(issues: Issue[], extra?: ErrorMetadata): AppError {

@@ -23,6 +23,8 @@ export class Attempt {
   private renewal: NodeJS.Timeout | undefined;
   endpoint: Endpoint;
   started = process.hrtime.bigint();
+  /** The agent session the client named, recorded with the spend (docs/behaviour.md#usage-by-session). */
+  sessionId: string | null = null;
 
   constructor(
     readonly gw: GatewayDeps,
@@ -64,7 +66,11 @@ export class Attempt {
 
   async settle(usage: Usage): Promise<void> {
     clearInterval(this.renewal);
-    const cost = costMicros(this.model, this.endpoint, usage.prompt_tokens, usage.completion_tokens);
+    const cache =
+      usage.cache_write_tokens || usage.cache_read_tokens
+        ? { write: usage.cache_write_tokens ?? 0, read: usage.cache_read_tokens ?? 0 }
+        : undefined;
+    const cost = costMicros(this.model, this.endpoint, usage.prompt_tokens, usage.completion_tokens, cache);
     const provider = this.endpoint.provider;
     await settle(this.gw.services, this.reservation, {
       requestId: this.requestId,
@@ -77,6 +83,7 @@ export class Attempt {
       costMicros: cost,
       guardrailIds: this.keyPolicy.applied.map((a) => a.guardrail.id),
       api: this.prepared.api,
+      sessionId: this.sessionId,
     });
     this.watchAlerts();
     this.gw.metrics.spendMicros.inc({ provider }, cost);

@@ -62,6 +62,21 @@ async function readWhole(body: Readable): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** The header Claude Code names its session in (docs/behaviour.md#usage-by-session). */
+export const SESSION_HEADER = "x-claude-code-session-id";
+/** Visible ASCII, bounded: an id to group by, never text to store at length. */
+const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * The session a request's client named, or null when it named none or one not of the form: a bad
+ * value is ignored, never an error (docs/behaviour.md#usage-by-session). A header sent twice is
+ * joined with ", " by Node, which the form refuses.
+ */
+export function sessionIdOf(headers: IncomingHttpHeaders | undefined): string | null {
+  const value = headers?.[SESSION_HEADER];
+  return typeof value === "string" && SESSION_ID.test(value) ? value : null;
+}
+
 /** The header naming the tools a translated request left out (docs/gateway.md#provider-apis). */
 export const DROPPED_TOOLS_HEADER = "x-guardrails-dropped-tools";
 
@@ -170,6 +185,7 @@ export async function completeGoverned<Body extends object>(
   if (!decision.allowed) refuse(gw, surface.api, decision);
   const model = decision.model as Model;
   const attempt = new Attempt(gw, keyPolicy, model, prepared, requestId, log);
+  attempt.sessionId = sessionIdOf(request.headers);
   const hold = gw.upstreams.timeoutOf(attempt.endpoint.provider) + (gw.holdMarginMs ?? HOLD_MARGIN_MS);
   const allowance = gw.output ?? DEFAULT_OUTPUT_ALLOWANCE;
   const admitted = await admitRequest(

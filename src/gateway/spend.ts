@@ -156,6 +156,8 @@ export interface SpendRecord {
   guardrailIds: readonly string[];
   /** The API the request was made on, for usage by API (docs/behaviour.md#usage-by-api). */
   api: Api;
+  /** The agent session the client named, for usage by session (docs/behaviour.md#usage-by-session). */
+  sessionId: string | null;
 }
 
 /**
@@ -187,6 +189,7 @@ export async function settle(
       cost_micros: spend.costMicros,
       created_at: deps.now().toISOString(),
       api: spend.api,
+      session_id: spend.sessionId,
     },
     spend.guardrailIds,
   );

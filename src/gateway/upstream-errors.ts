@@ -16,9 +16,12 @@ export async function upstreamError(
   const text = await readLimited(reply.body).catch(() => "");
   gw.metrics.upstreamErrors.inc({ provider, kind: "status" });
   let upstreamMessage: string | undefined;
+  let overloaded = reply.status === 529;
   try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown } };
+    const parsed = JSON.parse(text) as { error?: { message?: unknown; type?: unknown } };
     if (typeof parsed.error?.message === "string") upstreamMessage = parsed.error.message.slice(0, 500);
+    // Anthropic's own word for it, whatever the status (docs/gateway.md#upstream-overloaded).
+    if (parsed.error?.type === "overloaded_error") overloaded = true;
   } catch {
     // Not JSON: the status says enough.
   }
@@ -29,6 +32,8 @@ export async function upstreamError(
     upstream_message: upstreamMessage,
   };
   if (reply.status === 429) return new AppError("upstream_rate_limited", metadata);
+  if (overloaded && reply.status >= 500)
+    return new AppError("upstream_overloaded", { ...metadata, reason: "upstream_overloaded" });
   // The caller's request was refused by the provider: theirs to fix, so a 400 with the provider's words.
   if ([400, 404, 413, 422].includes(reply.status))
     return new AppError("invalid_request", { ...metadata, reason: "upstream_rejected" });

@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
 import type { ErrorObject } from "ajv";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, ERROR_CODES, type ErrorCode, type Issue } from "../domain/errors.js";
+import { AppError, ERROR_CODES, type ErrorCode, type ErrorEnvelope, type Issue } from "../domain/errors.js";
 import { answeredEarly } from "./linger.js";
 import { NOT_UPDATABLE } from "./schemas/guardrail.js";
 
@@ -104,8 +104,7 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 };
 
 /** What an error answers: status, body and headers, and whether its details belong in the log. */
-/** An API's own error body for the service's error, on a route that answers in it (Surface.errorBody). */
-export type ErrorEnvelope = (error: AppError) => unknown;
+export type { ErrorEnvelope };
 
 export interface ErrorAnswer {
   status: number;
@@ -142,7 +141,7 @@ export function errorAnswer(
 ): ErrorAnswer {
   if (err instanceof AppError) {
     const answer = envelope
-      ? { status: err.status, body: envelope(err), headers: {}, logged: false }
+      ? { status: envelope.statusOf?.(err) ?? err.status, body: envelope(err), headers: {}, logged: false }
       : answerOf(err.code, err.metadata, err.message);
     answer.logged = err.status >= 500;
     // A refusal worth retrying says when (a budget held by requests in flight).

@@ -13,8 +13,12 @@ export interface ActivityQuery {
   workspaceId?: string;
   /** Only requests made on this API. */
   api?: Api;
+  /** Only requests that named this agent session (docs/behaviour.md#usage-by-session). */
+  sessionId?: string;
   /** One row per workspace as well, each carrying its `workspace_id`. */
   byWorkspace: boolean;
+  /** One row per agent session as well, each carrying its `session_id`. */
+  bySession?: boolean;
 }
 
 /** An activity row in the reference SDK's shape (its `ActivityItem`). */
@@ -33,6 +37,8 @@ export interface ActivityItem {
   /** The API the requests were made on (docs/behaviour.md#usage-by-api). */
   api: string;
   workspace_id?: string;
+  /** With bySession: the session, null for requests that named none. */
+  session_id?: string | null;
 }
 
 /**
@@ -58,9 +64,11 @@ export async function reportActivity(
   if (q.memberUserId !== undefined) filters.member = q.memberUserId;
   if (q.workspaceId !== undefined) filters.workspace = q.workspaceId;
   if (q.api !== undefined) filters.api = q.api;
+  if (q.sessionId !== undefined) filters.session = q.sessionId;
   // By API too, so a row says which API it counts: a model served on two APIs has a row for each.
   const groupBy: UsageDimension[] = ["day", "model", "provider", "api"];
   if (q.byWorkspace) groupBy.push("workspace");
+  if (q.bySession) groupBy.push("session");
   const report = await readUsageReport(deps.db, organizationId, {
     ...range,
     groupBy,
@@ -91,6 +99,7 @@ export async function reportActivity(
         api: r.group.api ?? "chat",
       };
       if (q.byWorkspace) item.workspace_id = r.group.workspace ?? "";
+      if (q.bySession) item.session_id = r.group.session ? r.group.session : null;
       return item;
     }),
   };

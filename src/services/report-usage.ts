@@ -33,11 +33,12 @@ const FIELD = {
   model: "model",
   provider: "provider",
   api: "api",
+  session: "session_id",
 } as const satisfies Record<UsageDimension, string>;
 
 /** One group of a usage report: the values it was grouped by, then what was spent in it. */
 export type UsageRow = {
-  [D in UsageDimension as (typeof FIELD)[D]]?: D extends "member" ? string | null : string;
+  [D in UsageDimension as (typeof FIELD)[D]]?: D extends "member" | "session" ? string | null : string;
 } & {
   requests: number;
   prompt_tokens: number;
@@ -52,6 +53,8 @@ function groupFields(group: Partial<Record<UsageDimension, string>>): Partial<Us
   const out: Partial<UsageRow> = {};
   for (const [d, v] of Object.entries(group) as [UsageDimension, string][]) {
     if (d === "member") out.member_user_id = v === "" ? null : v;
+    // Requests that named no session are one group, without a session.
+    else if (d === "session") out.session_id = v === "" ? null : v;
     else out[FIELD[d]] = v;
   }
   return out;

@@ -476,6 +476,63 @@ const migrationsFor = (dialect: Dialect): Record<string, Migration> => ({
       if (dialect === "postgres") await sql.raw(postgresScript("0011_spend_by_api.sql")).execute(db);
     },
   },
+  "0012_spend_by_session": {
+    async up(db: AnyDb) {
+      // The agent session a request belonged to, when its client named one (X-Claude-Code-Session-Id,
+      // docs/behaviour.md#usage-by-session). Null in the ledger for a request that named none, and
+      // for every row written before.
+      await db.schema.alterTable("spend_ledger").addColumn("session_id", "text").execute();
+      // The session joins the rollup's primary key: built again beside the old one, as in 0011.
+      // '' there for no session, since a key column cannot be null.
+      await db.schema
+        .createTable("spend_rollup_next")
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("day", "text", (c) => c.notNull())
+        .addColumn("guardrail_id", "text", (c) => c.notNull())
+        .addColumn("key_hash", "text", (c) => c.notNull())
+        .addColumn("workspace_id", "text", (c) => c.notNull())
+        .addColumn("member_user_id", "text", (c) => c.notNull())
+        .addColumn("model", "text", (c) => c.notNull())
+        .addColumn("provider", "text", (c) => c.notNull())
+        .addColumn("byok", "integer", (c) => c.notNull())
+        .addColumn("requests", "bigint", (c) => c.notNull())
+        .addColumn("prompt_tokens", "bigint", (c) => c.notNull())
+        .addColumn("completion_tokens", "bigint", (c) => c.notNull())
+        .addColumn("cost_micros", "bigint", (c) => c.notNull())
+        .addColumn("api", "text", (c) => c.notNull().defaultTo("chat"))
+        .addColumn("session_id", "text", (c) => c.notNull().defaultTo(""))
+        .addPrimaryKeyConstraint("spend_rollup_session_pk", [
+          "organization_id",
+          "day",
+          "guardrail_id",
+          "key_hash",
+          "model",
+          "provider",
+          "byok",
+          "api",
+          "session_id",
+        ])
+        .execute();
+      await sql`insert into spend_rollup_next
+        select organization_id, day, guardrail_id, key_hash, workspace_id, member_user_id, model,
+               provider, byok, requests, prompt_tokens, completion_tokens, cost_micros, api, ''
+          from spend_rollup`.execute(db);
+      await db.schema.dropTable("spend_rollup").execute();
+      await db.schema.alterTable("spend_rollup_next").renameTo("spend_rollup").execute();
+      await db.schema
+        .createIndex("spend_rollup_key")
+        .on("spend_rollup")
+        .columns(["organization_id", "key_hash", "day"])
+        .execute();
+      await db.schema
+        .createIndex("spend_rollup_member")
+        .on("spend_rollup")
+        .columns(["organization_id", "member_user_id", "day"])
+        .execute();
+      // PostgreSQL only, like 0011: the batch's rollup writes the session.
+      if (dialect === "postgres") await sql.raw(postgresScript("0012_spend_by_session.sql")).execute(db);
+    },
+  },
 });
 
 export async function migrateToLatest(db: AnyDb, dialect: Dialect): Promise<void> {

@@ -164,6 +164,8 @@ export interface SpendLedgerTable {
   created_at: string;
   /** The API the request was made on (src/domain/catalog.ts `Api`); 'chat' for rows older than the column. */
   api: string;
+  /** The agent session the client named (docs/behaviour.md#usage-by-session); null for none. */
+  session_id: string | null;
 }
 
 export interface SpendRollupTable {
@@ -185,6 +187,8 @@ export interface SpendRollupTable {
   cost_micros: number;
   /** The API of the requests (docs/behaviour.md#usage-by-api). */
   api: string;
+  /** The agent session of the requests, '' for none (docs/behaviour.md#usage-by-session). */
+  session_id: string;
 }
 
 /** A budget alert raised once: one row per counter, window and threshold (the unique key is the dedupe). */

@@ -222,6 +222,7 @@ export function rollupRows(ledger: SpendLedgerTable, guardrailIds: readonly stri
     completion_tokens: ledger.completion_tokens,
     cost_micros: ledger.cost_micros,
     api: ledger.api,
+    session_id: ledger.session_id ?? "",
   }));
 }
 
@@ -237,7 +238,17 @@ export async function rollUpSpend(
       .values(row)
       .onConflict((oc) =>
         oc
-          .columns(["organization_id", "day", "guardrail_id", "key_hash", "model", "provider", "byok", "api"])
+          .columns([
+            "organization_id",
+            "day",
+            "guardrail_id",
+            "key_hash",
+            "model",
+            "provider",
+            "byok",
+            "api",
+            "session_id",
+          ])
           .doUpdateSet({
             requests: sql`spend_rollup.requests + 1`,
             prompt_tokens: sql`spend_rollup.prompt_tokens + excluded.prompt_tokens`,

@@ -12,6 +12,8 @@ export const USAGE_DIMENSIONS = {
   provider: "provider",
   /** The API the requests were made on (docs/behaviour.md#usage-by-api). */
   api: "api",
+  /** The agent session the requests named, '' for none (docs/behaviour.md#usage-by-session). */
+  session: "session_id",
 } as const;
 
 export type UsageDimension = keyof typeof USAGE_DIMENSIONS;

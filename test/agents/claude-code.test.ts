@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -102,6 +111,7 @@ interface ClaudeResult {
   is_error: boolean;
   result: string;
   api_error_status: number | null;
+  session_id: string;
 }
 
 interface ClaudeRun {
@@ -112,6 +122,34 @@ interface ClaudeRun {
   json: ClaudeResult | undefined;
   /** The models its gateway discovery cached, when asked to discover (undefined: no cache written). */
   discovered: { id: string; display_name: string }[] | undefined;
+}
+
+/**
+ * What every run of claude is given: a fresh HOME and config folder under `root`, the service as
+ * its base URL, its models (the main one and the one for background chores, under both names
+ * Claude Code reads it by), and nothing that reaches past loopback.
+ */
+function claudeEnv(root: string, origin: string, model: string, smallFastModel: string): NodeJS.ProcessEnv {
+  const home = join(root, "home");
+  const config = join(root, "config");
+  for (const d of [home, config]) mkdirSync(d, { recursive: true });
+  return {
+    PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: home,
+    CLAUDE_CONFIG_DIR: config,
+    TMPDIR: root,
+    NO_COLOR: "1",
+    // It appends /v1/messages (docs/gateway.md#claude-code).
+    ANTHROPIC_BASE_URL: `${origin}/api`,
+    ANTHROPIC_MODEL: model,
+    ANTHROPIC_SMALL_FAST_MODEL: smallFastModel,
+    ANTHROPIC_DEFAULT_HAIKU_MODEL: smallFastModel,
+    // Without it each run also opens connections to api.anthropic.com (telemetry, feature flags).
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_ERROR_REPORTING: "1",
+  };
 }
 
 /** A guard against a claude that never ends; not a measurement. */
@@ -128,7 +166,12 @@ async function claudePrint(
   inferenceKey: string,
   model: string,
   prompt: string,
-  options: { keyVariable?: "ANTHROPIC_API_KEY" | "ANTHROPIC_AUTH_TOKEN"; discover?: boolean } = {},
+  options: {
+    keyVariable?: "ANTHROPIC_API_KEY" | "ANTHROPIC_AUTH_TOKEN";
+    discover?: boolean;
+    /** The model for background chores (default: `model`). */
+    smallFastModel?: string;
+  } = {},
 ): Promise<ClaudeRun> {
   const keyVariable = options.keyVariable ?? "ANTHROPIC_API_KEY";
   const root = mkdtempSync(join(tmpdir(), "guardrails-claude-"));
@@ -144,21 +187,8 @@ async function claudePrint(
     // No proxy variables and no real HOME: claude talks to the loopback service and nothing else,
     // and never reads or writes the user's ~/.claude.
     const env: NodeJS.ProcessEnv = {
-      PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
-      HOME: home,
-      CLAUDE_CONFIG_DIR: config,
-      TMPDIR: root,
-      NO_COLOR: "1",
-      // It appends /v1/messages (docs/gateway.md#claude-code).
-      ANTHROPIC_BASE_URL: `${origin}/api`,
+      ...claudeEnv(root, origin, model, options.smallFastModel ?? model),
       [keyVariable]: inferenceKey,
-      ANTHROPIC_MODEL: model,
-      ANTHROPIC_SMALL_FAST_MODEL: model,
-      // Without it each run also opens connections to api.anthropic.com (telemetry, feature flags).
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      DISABLE_TELEMETRY: "1",
-      DISABLE_AUTOUPDATER: "1",
-      DISABLE_ERROR_REPORTING: "1",
       // At start, GET /api/v1/models?limit=1000 in the Anthropic shape (docs/gateway.md#anthropic-model-list).
       ...(options.discover ? { CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: "1" } : {}),
     };
@@ -187,6 +217,82 @@ async function claudePrint(
       ? (JSON.parse(readFileSync(cache, "utf8")) as { models: { id: string; display_name: string }[] }).models
       : undefined;
     return { code, stdout, stderr, json, discovered };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Removes a terminal's control sequences from what claude drew, to read its text. */
+const plain = (screen: string) =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape character is what is removed.
+  screen.replace(/\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][A-Z0-9]|[=>78])/g, "");
+
+/** A guard against an interactive claude that never reaches the next step; not a measurement. */
+const STEP_KILL_AFTER_MS = 60_000;
+
+/**
+ * Runs claude interactively in a terminal (`script` gives it one), types `prompt` once its input
+ * box is drawn, and `/exit` once the answer (`Echo:`) is drawn: each step waits for what claude
+ * drew, never for a time. Its onboarding and the folder's trust question are answered beforehand in
+ * its config file. Resolves with what it drew, its control sequences removed.
+ */
+async function claudeInteractive(
+  launcher: string,
+  origin: string,
+  inferenceKey: string,
+  model: string,
+  smallFastModel: string,
+  prompt: string,
+): Promise<{ code: number | null; screen: string }> {
+  const root = mkdtempSync(join(tmpdir(), "guardrails-claude-"));
+  try {
+    const work = join(root, "work");
+    mkdirSync(work);
+    const env: NodeJS.ProcessEnv = {
+      ...claudeEnv(root, origin, model, smallFastModel),
+      // An auth token is used without the question an API key from the environment asks first.
+      ANTHROPIC_AUTH_TOKEN: inferenceKey,
+      TERM: "xterm",
+    };
+    writeFileSync(
+      join(root, "config", ".claude.json"),
+      JSON.stringify({
+        hasCompletedOnboarding: true,
+        theme: "dark",
+        projects: { [work]: { hasTrustDialogAccepted: true } },
+      }),
+    );
+    const command = launcher.endsWith(".cjs") ? `${process.execPath} ${launcher}` : launcher;
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd: work,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let screen = "";
+    const steps = [
+      { when: (s: string) => s.includes("shortcuts"), type: prompt },
+      { when: (s: string) => s.includes("Echo:"), type: "/exit" },
+    ];
+    let guard = setTimeout(() => child.kill("SIGKILL"), STEP_KILL_AFTER_MS);
+    const onData = (chunk: Buffer) => {
+      screen += chunk.toString("utf8");
+      const step = steps[0];
+      if (step?.when(plain(screen))) {
+        steps.shift();
+        clearTimeout(guard);
+        guard = setTimeout(() => child.kill("SIGKILL"), STEP_KILL_AFTER_MS);
+        // The text, then Enter on its own: typed at once, the Enter would be part of a paste.
+        child.stdin.write(step.type);
+        setImmediate(() => child.stdin.write("\r"));
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", (c) => resolve(c));
+    }).finally(() => clearTimeout(guard));
+    return { code, screen: plain(screen) };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -324,5 +430,84 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
     } finally {
       await shipped.close();
     }
+  });
+
+  describe("Anthropic's own model ids through the shipped catalog (docs/gateway.md#model-aliases)", () => {
+    let shipped: GatewayBench;
+    before(async () => {
+      shipped = await startGatewayBench();
+    });
+    after(async () => {
+      await shipped?.close();
+    });
+
+    const SONNET_ID = "claude-sonnet-4-5-20250929";
+    const HAIKU_ID = "claude-haiku-4-5-20251001";
+
+    /** The ledger entries of one key: model, API and session. */
+    const ledgerOf = (keyHash: string) =>
+      shipped.server.deps.db
+        .selectFrom("spend_ledger")
+        .select(["model", "api", "session_id"])
+        .where("key_hash", "=", keyHash)
+        .execute();
+
+    it("ANTHROPIC_MODEL and the small fast model as Anthropic's dated ids: every request names one of them, reaches the anthropic endpoint as it, and is recorded under the catalog's canonical slug with claude's session (docs/behaviour.md#usage-by-session)", async () => {
+      const { key } = await orgWithKey(shipped);
+      const before = shipped.received.length;
+      const run = await claudePrint(
+        CLAUDE as string,
+        shipped.server.origin,
+        key.secret,
+        SONNET_ID,
+        "Reply with one word: greengage-5D",
+        { smallFastModel: HAIKU_ID },
+      );
+      const report = reportOf(run);
+      assert.equal(run.code, 0, report);
+      assert.equal(run.json?.is_error, false, report);
+      const reached = shipped.received.slice(before);
+      assert.ok(reached.length >= 1, report);
+      // Claude Code 2.1.332 sends a -p turn on the main model only; background chores, which would
+      // use the small one, are non-essential traffic it is told to leave out.
+      for (const r of reached) assert.ok([SONNET_ID, HAIKU_ID].includes(r.body.model), r.body.model);
+      assert.ok(reached.some((r) => r.body.model === SONNET_ID));
+      const catalog = shipped.server.deps.catalog;
+      const canonical = new Map([
+        [SONNET_ID, catalog.findModel(SONNET_ID)?.canonical_slug],
+        [HAIKU_ID, catalog.findModel(HAIKU_ID)?.canonical_slug],
+      ]);
+      const rows = await ledgerOf(key.hash);
+      assert.deepEqual(
+        rows.map((r) => [r.model, r.api, r.session_id]).sort(),
+        reached.map((r) => [canonical.get(r.body.model), "messages", run.json?.session_id]).sort(),
+      );
+    });
+
+    it("interactively, in a terminal: the typed prompt is answered, and its requests are recorded under the session claude names at exit", async () => {
+      const { key } = await orgWithKey(shipped);
+      const before = shipped.received.length;
+      const prompt = "Reply with one word: mirabelle-8K";
+      const run = await claudeInteractive(
+        CLAUDE as string,
+        shipped.server.origin,
+        key.secret,
+        SONNET_ID,
+        HAIKU_ID,
+        prompt,
+      );
+      const screen = run.screen.slice(-4000);
+      assert.ok(run.screen.includes("Echo:"), screen);
+      const reached = shipped.received.slice(before);
+      assert.ok(reached.length >= 1, screen);
+      assert.equal(JSON.stringify(reached[0]?.body.messages).includes(prompt), true);
+      for (const r of reached) assert.ok([SONNET_ID, HAIKU_ID].includes(r.body.model), r.body.model);
+      // At exit it prints `claude --resume <session id>`.
+      const session = /--resume\s*([0-9a-f-]{36})/.exec(run.screen)?.[1];
+      assert.ok(session, screen);
+      const rows = await ledgerOf(key.hash);
+      assert.equal(rows.length, reached.length);
+      for (const r of rows) assert.equal(r.session_id, session);
+    });
   });
 });

@@ -822,7 +822,12 @@ describe("chat streams as Anthropic streams (docs/gateway.md#messages-translatio
         assert.deepEqual(
           usage,
           a.usage
-            ? { prompt_tokens: a.usage.prompt_tokens, completion_tokens: a.usage.completion_tokens }
+            ? {
+                prompt_tokens: a.usage.prompt_tokens,
+                completion_tokens: a.usage.completion_tokens,
+                // Cached prompt tokens are read for their price (docs/gateway.md#cache-prices).
+                ...(a.usage.cached > 0 ? { cache_read_tokens: a.usage.cached } : {}),
+              }
             : undefined,
         );
         const texts = [a.content, a.refusal ?? "", ...a.calls.map((c) => c.arguments)];

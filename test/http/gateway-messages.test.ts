@@ -511,7 +511,7 @@ describe("POST /api/v1/messages, forwarded natively (docs/gateway.md#messages)",
       } finally {
         bench.script.next = undefined;
       }
-      // Cache reads and writes are prompt tokens too (docs/gateway.md#messages).
+      // Cache reads and writes are prompt tokens too, at their own prices (docs/gateway.md#messages).
       bench.script.next = () => ({
         body: {
           id: "msg_cached",
@@ -536,8 +536,10 @@ describe("POST /api/v1/messages, forwarded natively (docs/gateway.md#messages)",
         bench.script.next = undefined;
       }
       const current = await call(bench.server, "GET", "/api/v1/key", { key: key.secret });
-      // $3 per million input tokens and $15 per million output tokens: $4.50 a request, three times.
-      assert.equal(current.body.data.usage, 13.5);
+      // $3 per million input tokens and $15 per million output tokens: $4.50 a request, twice; the
+      // cached one at Sonnet's cache prices (docs/gateway.md#cache-prices): 0.1 M × 3 + 0.2 M × 3.75 +
+      // 0.7 M × 0.30 + 0.1 M × 15 = $2.76.
+      assert.equal(current.body.data.usage, 11.76);
       assert.equal(current.body.data.budgets[0].reserved_usd, 0);
     });
 

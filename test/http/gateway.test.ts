@@ -82,7 +82,8 @@ describe("the governed request path (docs/gateway.md#what-happens-to-a-request)"
     assert.equal(last?.headers["x-api-key"], providerKey("anthropic"));
     assert.equal(last?.headers.authorization, undefined);
     assert.equal(JSON.stringify(last?.headers).includes(key.secret), false);
-    assert.equal(last?.body.model, SONNET);
+    // Anthropic is sent its own id for the model (docs/gateway.md#model-aliases).
+    assert.equal(last?.body.model, "claude-sonnet-4-5-20250929");
   });
 
   describe("regions (docs/behaviour.md#ingress-region; docs/behaviour.md#region-enforcement)", () => {

@@ -49,7 +49,11 @@ describe(`upgrading spend recorded before the API was kept, on ${TEST_DATABASE_K
     }
     await migrateUpTo(db, TEST_DATABASE_KIND, BEFORE_API);
     // The old version's columns, without an API.
-    const { api: _none, ...old } = ledger("old", 500, { organization_id: "upgraded" });
+    const {
+      api: _none,
+      session_id: _noSession,
+      ...old
+    } = ledger("old", 500, { organization_id: "upgraded" });
     await db.insertInto("spend_ledger").values(old).execute();
     await sql`insert into spend_rollup values ('upgraded', ${DAY}, '', 'k', 'w', '', 'm', 'p', 0, 1, 1, 1, 500)`.execute(
       db,

@@ -34,5 +34,6 @@ export const ledger = (id: string, cost: number, over: Partial<SpendLedgerTable>
   cost_micros: cost,
   created_at: "2026-11-22T10:00:01.000Z",
   api: "chat",
+  session_id: null,
   ...over,
 });

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { TSchema } from "typebox";
 import type { Api } from "../../domain/catalog.js";
 import type { ChatText } from "../../domain/chat-texts.js";
-import type { AppError } from "../../domain/errors.js";
+import type { ErrorEnvelope } from "../../domain/errors.js";
 
 /**
  * One governed API (a surface): everything the governed request path needs to know about its
@@ -102,7 +102,7 @@ export interface Surface<Body extends object> {
    * (docs/behaviour.md#errors): used for every error answered on its route, and for an error that
    * ends its stream (Messages: docs/gateway.md#messages-errors). Absent: the service's own.
    */
-  errorBody?(error: AppError): unknown;
+  errorBody?: ErrorEnvelope;
   /**
    * The event name a stream's error is sent under (`event: error`), for an API whose clients read
    * only named events. Absent: the error is a bare `data:` event.
@@ -136,6 +136,12 @@ export interface ChatTranslation<Body extends object> {
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
+  /**
+   * Of the prompt tokens, those written to and read from the provider's prompt cache, when it
+   * reports them (docs/gateway.md#cache-prices).
+   */
+  cache_write_tokens?: number;
+  cache_read_tokens?: number;
 }
 
 /** What the gateway fills in where an upstream's answer leaves a required field out. */

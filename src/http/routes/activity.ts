@@ -7,6 +7,7 @@ import type { ServiceDeps } from "../../services/context.js";
 import { reportActivity } from "../../services/report-activity.js";
 import { principalOf } from "../auth.js";
 import { errorResponses } from "../schemas/common.js";
+import { SessionId } from "./usage.js";
 
 const ActivityQuery = Type.Object(
   {
@@ -23,8 +24,13 @@ const ActivityQuery = Type.Object(
       Type.String({ minLength: 1, maxLength: 200, description: "Only the requests of this member's keys" }),
     ),
     group_by: Type.Optional(
-      Type.String({ enum: ["workspace"], description: "`workspace`: one row per workspace as well" }),
+      Type.String({
+        enum: ["workspace", "session"],
+        description:
+          "`workspace`: one row per workspace as well; `session`: one row per agent session as well (X-Claude-Code-Session-Id)",
+      }),
     ),
+    session_id: Type.Optional(SessionId),
     workspace_id: Type.Optional(
       Type.String({ format: "uuid", description: "Only requests of this workspace's keys" }),
     ),
@@ -54,6 +60,11 @@ const ActivityItem = Type.Object({
     description: "The API the requests were made on; rows recorded before the API was kept say chat",
   }),
   workspace_id: Type.Optional(Type.String({ description: "Only with group_by=workspace" })),
+  session_id: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: "Only with group_by=session; null for the requests that named no session",
+    }),
+  ),
 });
 
 /** GET /api/v1/activity: the reference SDK's `analytics.getUserActivity`, from the usage rollup. */
@@ -66,7 +77,7 @@ export function activityRoutes(parent: FastifyInstance, deps: ServiceDeps): void
       schema: {
         tags: ["Usage"],
         summary: `Spend by day, model and provider over the last ${ACTIVITY_DAYS} completed UTC days`,
-        description: `Management key. The reference SDK's activity report, from the same data as GET /api/v1/usage: one row per UTC day, model, provider and API (and workspace with \`group_by=workspace\`) over the last ${ACTIVITY_DAYS} completed UTC days, or the one \`date\` given among them; filters by api_key_hash, user_id (a member), workspace_id and api. Ids of another organization match nothing. Today is not included until it is over.`,
+        description: `Management key. The reference SDK's activity report, from the same data as GET /api/v1/usage: one row per UTC day, model, provider and API (and workspace with \`group_by=workspace\`) over the last ${ACTIVITY_DAYS} completed UTC days, or the one \`date\` given among them; filters by api_key_hash, user_id (a member), workspace_id, api and session_id (the agent session named in X-Claude-Code-Session-Id; \`group_by=session\` adds a row per session, with \`session_id\`, null for none). Ids of another organization match nothing. Today is not included until it is over.`,
         querystring: ActivityQuery,
         response: { 200: Type.Object({ data: Type.Array(ActivityItem) }), ...errorResponses(400, 401, 403) },
       },
@@ -79,7 +90,9 @@ export function activityRoutes(parent: FastifyInstance, deps: ServiceDeps): void
         ...(q.user_id !== undefined ? { memberUserId: q.user_id } : {}),
         ...(q.workspace_id !== undefined ? { workspaceId: q.workspace_id } : {}),
         ...(q.api !== undefined ? { api: q.api } : {}),
+        ...(q.session_id !== undefined ? { sessionId: q.session_id } : {}),
         byWorkspace: q.group_by === "workspace",
+        bySession: q.group_by === "session",
       });
     },
   );

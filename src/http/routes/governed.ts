@@ -16,6 +16,8 @@ export interface GovernedRouteDoc {
   answer: { description: string; schema: TSchema; streams: boolean };
   /** The error body's schema, for an API with its own envelope (Surface.errorBody); absent: the service's. */
   errors?: TSchema;
+  /** Statuses of its API's own that it answers besides the common ones (Messages: 529, docs/gateway.md#upstream-overloaded). */
+  moreErrorStatuses?: number[];
   /** The ways the key may come (OpenAPI security requirements); absent: the document's default, Bearer. */
   security?: Record<string, string[]>[];
 }
@@ -54,7 +56,9 @@ export function governedRoute<Body extends object>(
         response: {
           200: { description: doc.answer.description, content },
           ...(doc.errors
-            ? Object.fromEntries(ERROR_STATUSES.map((s) => [s, doc.errors]))
+            ? Object.fromEntries(
+                [...ERROR_STATUSES, ...(doc.moreErrorStatuses ?? [])].map((s) => [s, doc.errors]),
+              )
             : errorResponses(400, 401, 403, 404, 413, 429, 502, 503, 504)),
         },
       },

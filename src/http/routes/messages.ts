@@ -89,6 +89,7 @@ export function messagesRoutes(app: FastifyInstance, gw: GatewayDeps): void {
       streams: true,
     },
     errors: MessagesErrorBody,
+    moreErrorStatuses: [529],
     security: [{ bearer: [] }, { "x-api-key": [] }],
   });
   countTokensRoute(app, gw);

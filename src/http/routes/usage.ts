@@ -11,6 +11,11 @@ import { asSent } from "../schemas/responses.js";
 const DIMENSIONS = Object.keys(USAGE_DIMENSIONS).join("|");
 const Day = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "A UTC day, YYYY-MM-DD" });
 const Id = Type.Optional(Type.String({ minLength: 1, maxLength: 200 }));
+/** A session as recorded (docs/behaviour.md#usage-by-session): visible ASCII, at most 128. */
+export const SessionId = Type.String({
+  pattern: "^[\\x21-\\x7e]{1,128}$",
+  description: "Only the requests that named this agent session (X-Claude-Code-Session-Id)",
+});
 
 const UsageQuery = Type.Object(
   {
@@ -33,6 +38,7 @@ const UsageQuery = Type.Object(
     api: Type.Optional(
       Type.String({ enum: [...APIS], description: "Only requests made on this API (docs/api.md#usage)" }),
     ),
+    session_id: Type.Optional(SessionId),
   },
   { additionalProperties: false },
 );
@@ -48,6 +54,11 @@ const UsageRow = Type.Object({
   model: Group,
   provider: Group,
   api: Type.Optional(Type.String({ enum: [...APIS], description: "Only with group_by api" })),
+  session_id: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: "Only with group_by session; null for the requests that named no session",
+    }),
+  ),
   requests: Type.Integer(),
   prompt_tokens: Type.Integer(),
   completion_tokens: Type.Integer(),
@@ -69,7 +80,7 @@ export function usageRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
         tags: ["Usage"],
         summary: "Spend, requests and tokens, grouped, over a range of UTC days",
         description:
-          "Management key. From the spend ledger of the caller's organization: `from` and `to` are UTC days (both included, at most 366), `group_by` any of day, key, member, workspace, guardrail, model, provider and api (default day); filters by key_hash, workspace_id, member_user_id, guardrail_id, model, provider, api (the API the requests were made on: chat, messages, responses or embeddings). Bring-your-own-key requests and spend are reported apart (`byok_requests`, `byok_spend_usd`). By guardrail, a request counts under each guardrail that governed it. Paged with offset and limit; `total_count` is the number of groups.",
+          "Management key. From the spend ledger of the caller's organization: `from` and `to` are UTC days (both included, at most 366), `group_by` any of day, key, member, workspace, guardrail, model, provider, api and session (default day); filters by key_hash, workspace_id, member_user_id, guardrail_id, model, provider, api (the API the requests were made on: chat, messages, responses or embeddings), session_id (the agent session the requests named in X-Claude-Code-Session-Id; by session, requests that named none are one row with session_id null). Bring-your-own-key requests and spend are reported apart (`byok_requests`, `byok_spend_usd`). By guardrail, a request counts under each guardrail that governed it. Paged with offset and limit; `total_count` is the number of groups.",
         querystring: UsageQuery,
         response: { 200: UsageResponse, ...errorResponses(400, 401, 403) },
       },
@@ -84,6 +95,7 @@ export function usageRoutes(parent: FastifyInstance, deps: ServiceDeps): void {
       if (q.model !== undefined) filters.model = q.model;
       if (q.provider !== undefined) filters.provider = q.provider;
       if (q.api !== undefined) filters.api = q.api;
+      if (q.session_id !== undefined) filters.session = q.session_id;
       return reportUsage(deps, principalOf(request).organizationId, {
         from: q.from,
         to: q.to,

@@ -11,7 +11,7 @@ const KEY_WHERE =
 const keyParams = (k: CounterKey) => [k.guardrail_id, k.scope, k.subject, k.reset_interval, k.window_start];
 /** A rollup row's name: the columns of its unique key. */
 const rollupName = (r: SpendRollupTable) =>
-  `${r.organization_id}\u0000${r.day}\u0000${r.guardrail_id}\u0000${r.key_hash}\u0000${r.model}\u0000${r.provider}\u0000${r.byok}\u0000${r.api}`;
+  `${r.organization_id}\u0000${r.day}\u0000${r.guardrail_id}\u0000${r.key_hash}\u0000${r.model}\u0000${r.provider}\u0000${r.byok}\u0000${r.api}\u0000${r.session_id}`;
 
 /**
  * SQLite's spend store: the same answers as kyselySpendStore (the rule), with the reservations held
@@ -55,17 +55,17 @@ export function sqliteSpendStore(
       takeBack.run(reservation.amount, reservation.amount, ...keyParams(key));
   };
   const addRollup = sqlite.prepare(
-    `insert into spend_rollup (organization_id, day, guardrail_id, key_hash, workspace_id, member_user_id, model, provider, byok, requests, prompt_tokens, completion_tokens, cost_micros, api)
-     values (@organization_id, @day, @guardrail_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, @requests, @prompt_tokens, @completion_tokens, @cost_micros, @api)
-     on conflict (organization_id, day, guardrail_id, key_hash, model, provider, byok, api) do update set
+    `insert into spend_rollup (organization_id, day, guardrail_id, key_hash, workspace_id, member_user_id, model, provider, byok, requests, prompt_tokens, completion_tokens, cost_micros, api, session_id)
+     values (@organization_id, @day, @guardrail_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, @requests, @prompt_tokens, @completion_tokens, @cost_micros, @api, @session_id)
+     on conflict (organization_id, day, guardrail_id, key_hash, model, provider, byok, api, session_id) do update set
        requests = spend_rollup.requests + excluded.requests,
        prompt_tokens = spend_rollup.prompt_tokens + excluded.prompt_tokens,
        completion_tokens = spend_rollup.completion_tokens + excluded.completion_tokens,
        cost_micros = spend_rollup.cost_micros + excluded.cost_micros`,
   );
   const addLedger = sqlite.prepare(
-    `insert into spend_ledger (id, organization_id, request_id, key_hash, workspace_id, member_user_id, model, provider, byok, prompt_tokens, completion_tokens, cost_micros, created_at, api)
-     values (@id, @organization_id, @request_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, @prompt_tokens, @completion_tokens, @cost_micros, @created_at, @api)`,
+    `insert into spend_ledger (id, organization_id, request_id, key_hash, workspace_id, member_user_id, model, provider, byok, prompt_tokens, completion_tokens, cost_micros, created_at, api, session_id)
+     values (@id, @organization_id, @request_id, @key_hash, @workspace_id, @member_user_id, @model, @provider, @byok, @prompt_tokens, @completion_tokens, @cost_micros, @created_at, @api, @session_id)`,
   );
 
   /** A counter as a decision reads it: settled spend, and everything held on it. */

@@ -1,4 +1,4 @@
-import type { AppError } from "../../../domain/errors.js";
+import type { AppError, ErrorEnvelope } from "../../../domain/errors.js";
 import { NOT_PLAIN } from "../../chunk-shape.js";
 import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
 
@@ -29,12 +29,26 @@ function promptOf(u: Json): number | undefined {
   return count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens);
 }
 
+/** The cache counts of a Messages usage object, as the spend prices them (docs/gateway.md#cache-prices). */
+function cacheOf(u: Json): Pick<Usage, "cache_write_tokens" | "cache_read_tokens"> {
+  const out: Pick<Usage, "cache_write_tokens" | "cache_read_tokens"> = {};
+  const write = count(u.cache_creation_input_tokens);
+  const read = count(u.cache_read_input_tokens);
+  if (write > 0) out.cache_write_tokens = write;
+  if (read > 0) out.cache_read_tokens = read;
+  return out;
+}
+
 /** The usage a whole Messages answer reports, when it reports both counts as numbers. */
 export function messageUsage(answer: unknown): Usage | undefined {
   if (!isObject(answer) || !isObject(answer.usage)) return undefined;
   const prompt = promptOf(answer.usage);
   if (prompt === undefined || typeof answer.usage.output_tokens !== "number") return undefined;
-  return { prompt_tokens: prompt, completion_tokens: count(answer.usage.output_tokens) };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: count(answer.usage.output_tokens),
+    ...cacheOf(answer.usage),
+  };
 }
 
 /** A copy of a message object with its required members filled in, or undefined when none is missing. */
@@ -124,6 +138,7 @@ export function plainTextDelta(data: string): string | undefined {
  */
 export class MessagesEventReader implements EventReader {
   private prompt: number | undefined;
+  private cache: Pick<Usage, "cache_write_tokens" | "cache_read_tokens"> = {};
 
   constructor(private readonly defaults: AnswerDefaults) {}
 
@@ -140,7 +155,10 @@ export class MessagesEventReader implements EventReader {
     switch (event.type) {
       case "message_start": {
         const message = isObject(event.message) ? event.message : {};
-        if (isObject(message.usage)) this.prompt = promptOf(message.usage);
+        if (isObject(message.usage)) {
+          this.prompt = promptOf(message.usage);
+          this.cache = cacheOf(message.usage);
+        }
         const filled = fillMessage(message, this.defaults);
         const send = filled
           ? `event: message_start\ndata: ${JSON.stringify({ ...event, message: filled })}\n\n`
@@ -151,11 +169,17 @@ export class MessagesEventReader implements EventReader {
         const u = isObject(event.usage) ? event.usage : undefined;
         if (!u || typeof u.output_tokens !== "number")
           return { send: null, usage: undefined, contentBytes: 0 };
-        const prompt = promptOf(u) ?? this.prompt;
+        // A delta that repeats the input counts repeats the cache counts with them.
+        const own = promptOf(u);
+        const prompt = own ?? this.prompt;
         const usage =
           prompt === undefined
             ? undefined
-            : { prompt_tokens: prompt, completion_tokens: count(u.output_tokens) };
+            : {
+                prompt_tokens: prompt,
+                completion_tokens: count(u.output_tokens),
+                ...(own === undefined ? this.cache : cacheOf(u)),
+              };
         return { send: null, usage, contentBytes: 0 };
       }
       case "content_block_delta": {
@@ -201,8 +225,20 @@ export function errorType(status: number): string {
  * error's `type` by status, with the service's own message and metadata beside, so a client of
  * either reads it.
  */
-export function messagesErrorBody(error: AppError): unknown {
-  const inner: Json = { type: errorType(error.status), message: error.message };
-  if (error.metadata) inner.metadata = error.metadata;
-  return { type: "error", error: inner };
+export const messagesErrorBody: ErrorEnvelope = Object.assign(
+  (error: AppError): unknown => {
+    const inner: Json = { type: errorType(statusOf(error)), message: error.message };
+    if (error.metadata) inner.metadata = error.metadata;
+    return { type: "error", error: inner };
+  },
+  { statusOf },
+);
+
+/**
+ * The status the Messages door answers an error with: a provider's overload is Anthropic's own 529
+ * `overloaded_error`, which its clients retry (docs/gateway.md#upstream-overloaded); every other
+ * error keeps the service's status.
+ */
+function statusOf(error: AppError): number {
+  return error.code === "upstream_overloaded" ? 529 : error.status;
 }

@@ -1,0 +1,150 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import {
+  ask,
+  chat,
+  type GatewayBench,
+  LLAMA,
+  orgWithKey,
+  post,
+  SONNET,
+  startGatewayBench,
+} from "./gateway-support.js";
+
+/**
+ * Prompt tokens a provider reports as written to or read from its cache are charged at the
+ * catalog's cache prices where the model has them, else at the prompt price
+ * (docs/gateway.md#cache-prices). Sonnet 4.5: prompt 3, cache write 3.75, cache read 0.30,
+ * completion 15 micro-dollars a token.
+ */
+
+/** 100 uncached, 1000 written and 10,000 read prompt tokens, 10 output tokens. */
+const CACHED = {
+  input_tokens: 100,
+  cache_creation_input_tokens: 1000,
+  cache_read_input_tokens: 10_000,
+  output_tokens: 10,
+};
+/** 100 × 3 + 1000 × 3.75 + 10,000 × 0.30 + 10 × 15. */
+const SONNET_CACHED_MICROS = 300 + 3750 + 3000 + 150;
+/** The same tokens all at the prompt price: 11,100 × 3 + 10 × 15. */
+const SONNET_UNCACHED_MICROS = 11_100 * 3 + 150;
+
+const messages = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  max_tokens: 64,
+  messages: [{ role: "user", content: "cached?" }],
+  ...extra,
+});
+
+function sse(type: string, data: Record<string, unknown>): string {
+  return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+}
+
+describe("cache token prices (docs/gateway.md#cache-prices)", () => {
+  let bench: GatewayBench;
+  before(async () => {
+    bench = await startGatewayBench();
+  });
+  after(async () => {
+    await bench.close();
+  });
+
+  async function charged(keyHash: string): Promise<number[]> {
+    const rows = await bench.server.deps.db
+      .selectFrom("spend_ledger")
+      .select(["cost_micros", "prompt_tokens"])
+      .where("key_hash", "=", keyHash)
+      .execute();
+    return rows.map((r) => Number(r.cost_micros));
+  }
+
+  async function scripted<T>(answer: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
+    bench.script.next = () => answer;
+    try {
+      return await run();
+    } finally {
+      bench.script.next = undefined;
+    }
+  }
+
+  it("a Messages answer with cache counts is charged the cache write and read prices, not the prompt price", async () => {
+    const { key } = await orgWithKey(bench);
+    const res = await scripted(
+      {
+        body: { type: "message", role: "assistant", content: [{ type: "text", text: "hit" }], usage: CACHED },
+      },
+      () => post(bench.server, "/api/v1/messages", key.secret, messages(SONNET)),
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(await charged(key.hash), [SONNET_CACHED_MICROS]);
+    assert.notEqual(SONNET_CACHED_MICROS, SONNET_UNCACHED_MICROS);
+  });
+
+  it("a streamed Messages answer: the cache counts of message_start are charged with the last message_delta's output", async () => {
+    const { key } = await orgWithKey(bench);
+    const message = {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5-20250929",
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...CACHED, output_tokens: 1 },
+    };
+    const events = [
+      sse("message_start", { message }),
+      sse("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+      sse("content_block_delta", { index: 0, delta: { type: "text_delta", text: "hit" } }),
+      sse("content_block_stop", { index: 0 }),
+      sse("message_delta", {
+        delta: { stop_reason: "end_turn", stop_sequence: null },
+        usage: { output_tokens: 10 },
+      }),
+      sse("message_stop", {}),
+    ];
+    const res = await scripted({ events }, () =>
+      post(bench.server, "/api/v1/messages", key.secret, messages(SONNET, { stream: true })),
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(await charged(key.hash), [SONNET_CACHED_MICROS]);
+  });
+
+  it("chat completions: prompt_tokens_details' cached and written tokens are priced alike", async () => {
+    const { key } = await orgWithKey(bench);
+    const body = {
+      id: "c1",
+      object: "chat.completion",
+      created: 1,
+      model: SONNET,
+      choices: [{ index: 0, message: { role: "assistant", content: "hit" }, finish_reason: "stop" }],
+      usage: {
+        prompt_tokens: 11_100,
+        completion_tokens: 10,
+        prompt_tokens_details: { cached_tokens: 10_000, cache_write_tokens: 1000 },
+      },
+    };
+    const res = await scripted({ body }, () => chat(bench.server, key.secret, ask("cached?")));
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(await charged(key.hash), [SONNET_CACHED_MICROS]);
+  });
+
+  it("a model without cache prices charges its cached tokens at the prompt price, as before", async () => {
+    const { key } = await orgWithKey(bench);
+    const model = bench.server.deps.catalog.findModel(LLAMA);
+    assert.ok(model);
+    assert.equal(model.pricing.cache_read_usd_per_million_tokens, undefined);
+    const res = await scripted(
+      {
+        body: { type: "message", role: "assistant", content: [{ type: "text", text: "hit" }], usage: CACHED },
+      },
+      () => post(bench.server, "/api/v1/messages", key.secret, messages(LLAMA)),
+    );
+    assert.equal(res.status, 200, res.text);
+    const p = model.pricing;
+    assert.deepEqual(await charged(key.hash), [
+      Math.ceil(11_100 * p.prompt_usd_per_million_tokens + 10 * p.completion_usd_per_million_tokens),
+    ]);
+  });
+});
