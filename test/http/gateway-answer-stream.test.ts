@@ -474,6 +474,29 @@ for (const [label, catalog, doors] of [
         }
       });
 
+      it("flag: the answer streams unchanged, the detections are counted in /metrics, and a block counts as refused", async () => {
+        const { steps, key } = await orgWithKey(bench);
+        await guardKey(steps, key, {
+          name: "flag answers",
+          content_filter_builtins: [{ slug: "email", action: "flag", apply_to: "response" }],
+        });
+        const metric = async (pattern: RegExp) =>
+          Number(pattern.exec(await (await fetch(`${bench.server.origin}/metrics`)).text())?.[1] ?? 0);
+        const flagged = /guardrails_content_filter_detections_total\{filter="email",action="flag"\} (\d+)/;
+        const refused =
+          /guardrails_gateway_requests_total\{outcome="refused",reason="answer_content_filter",api="chat"\} (\d+)/;
+        const flagsBefore = await metric(flagged);
+        const refusedBefore = await metric(refused);
+        const pieces = [`mail ${EMAIL.slice(0, 5)}`, `${EMAIL.slice(5)} or ${EMAIL}.`];
+        script(bench, pieces);
+        const res = await send(CHAT, key.secret);
+        assert.equal(CHAT.text(dataOf(res.text)), pieces.join(""));
+        assert.equal((await metric(flagged)) - flagsBefore, 2);
+        script(bench, pieces);
+        await send(CHAT, blockKey);
+        assert.equal((await metric(refused)) - refusedBefore, 1);
+      });
+
       it("the openai SDK, the reference SDK and the anthropic SDK read a redacted streamed answer without error", async () => {
         const pieces = [`Here: ${EMAIL.slice(0, 9)}`, `${EMAIL.slice(9)} and ${CARD} ok.`];
         const expected = redacted(pieces.join(""));
