@@ -96,6 +96,17 @@ export function patternWindow(pattern: string): number {
  * (docs/behaviour.md#line-breaks-in-values).
  */
 export function answerWindow(filters: ContentFilters): number {
+  // A policy's filters are compiled once and reused by every answer under it: so is their window.
+  const known = windows.get(filters);
+  if (known !== undefined) return known;
+  const w = windowOf(filters);
+  windows.set(filters, w);
+  return w;
+}
+
+const windows = new WeakMap<ContentFilters, number>();
+
+function windowOf(filters: ContentFilters): number {
   let w = 0;
   for (const f of filters.builtins) if (f.ref.type === "builtin") w = Math.max(w, BUILTIN_WINDOW[f.ref.slug]);
   for (const f of filters.custom) if (f.ref.type === "custom") w = Math.max(w, patternWindow(f.ref.pattern));
@@ -158,7 +169,9 @@ export class AnswerWindow {
     /** The text is JSON (tool call arguments): a label is written JSON-escaped. */
     private readonly json = false,
   ) {
-    this.nextScan = window + window / 2;
+    // The first scan comes early, so the first token waits little more than one window; later ones
+    // wait for half a window of new text each.
+    this.nextScan = window + window / 8;
   }
 
   /**
