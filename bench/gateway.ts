@@ -74,7 +74,7 @@ interface Path {
   guarded: boolean;
 }
 
-const gateway = (policy: "none" | "full") => (o: string) =>
+const gateway = (policy: "none" | "full" | "answers") => (o: string) =>
   startServer("gateway", { BENCH_UPSTREAM_URL: o, BENCH_GATEWAY_POLICY: policy }, true);
 
 const ALL_PATHS: Path[] = [
@@ -117,6 +117,15 @@ const ALL_PATHS: Path[] = [
     route: "/api/v1/chat/completions",
     open: true,
     guarded: true,
+  },
+  {
+    // Measured only in the streamed round (docs/gateway.md#answer-streams).
+    name: "gateway-answers",
+    label: "gateway, answers redacted",
+    start: gateway("answers"),
+    route: "/api/v1/chat/completions",
+    open: false,
+    guarded: false,
   },
   {
     name: "portkey",
@@ -195,7 +204,7 @@ const ALL_ROUNDS: Round[] = [
     title: "closed loop, instant upstream (medians over rounds; ratios are medians of each round's own)",
     kind: "closed",
     latencyMs: 0,
-    measures: () => true,
+    measures: (p) => p.name !== "gateway-answers",
     load: chatLoad,
     checksRefusal: true,
   },
@@ -204,7 +213,7 @@ const ALL_ROUNDS: Round[] = [
     title: `closed loop, upstream answering after ${LATENCY_MS} ms`,
     kind: "closed",
     latencyMs: LATENCY_MS,
-    measures: () => true,
+    measures: (p) => p.name !== "gateway-answers",
     load: chatLoad,
     checksRefusal: false,
   },
@@ -224,7 +233,7 @@ const ALL_ROUNDS: Round[] = [
     title: "closed loop, streamed answers, instant upstream (no direct path: ÷direct is -)",
     kind: "closed",
     latencyMs: 0,
-    measures: (p) => p.name === "forwarder" || GATEWAYS(p),
+    measures: (p) => p.name === "forwarder" || GATEWAYS(p) || p.name === "gateway-answers",
     load: (path, prompt) => ({
       path: path.route,
       method: "POST",
@@ -522,6 +531,61 @@ function judgeChat(round: Round): void {
   }
 }
 
+/**
+ * Time to first token of a streamed answer, one request at a time (no load): from sending the
+ * request to the first event carrying answer text, over `count` requests; the median in ms.
+ */
+async function firstToken(server: ServerChild, count: number): Promise<number> {
+  const body = JSON.stringify({ ...(JSON.parse(chatBody(BENCH_PROMPT)) as object), stream: true });
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const res = await fetch(`${server.origin}/api/v1/chat/completions`, {
+      method: "POST",
+      headers: server.headers,
+      body,
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    let at = Number.NaN;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      seen += decoder.decode(r.value, { stream: true });
+      if (Number.isNaN(at) && /"content":"[^"]/.test(seen)) at = performance.now() - started;
+    }
+    times.push(at);
+  }
+  return median(times);
+}
+
+/** Answer filters on a stream: CPU beside the same stream without them, and the first token's delay. */
+async function answerStreams(): Promise<void> {
+  if (SKIP.has("gateway-answers") || SKIP.has("streamed")) return;
+  const byPath = figures.streamed ?? {};
+  if (byPath["gateway-answers"] && byPath["gateway-none"]) {
+    const r = median(ratios(byPath["gateway-answers"], byPath["gateway-none"], cpu));
+    target(
+      `streamed answers: CPU per request with answer redaction ≤ 1.5× the same stream without answer filters (${fmt(r, 2)}×)`,
+      r,
+      (x) => x <= 1.5,
+    );
+  }
+  const upstream = await startServer("upstream", { BENCH_UPSTREAM_LATENCY_MS: "0" });
+  try {
+    const ttft: Record<string, number> = {};
+    for (const name of ["gateway-none", "gateway-answers"]) {
+      const path = ALL_PATHS.find((p) => p.name === name) as Path;
+      ttft[name] = await withPath(path, upstream, (server) => firstToken(server, 200));
+    }
+    console.log(
+      `
+streamed answers, time to first token (median of 200 requests one at a time): without answer filters ${fmt(ttft["gateway-none"] as number, 2)} ms, with answer redaction ${fmt(ttft["gateway-answers"] as number, 2)} ms`,
+    );
+  } finally {
+    await upstream.stop();
+  }
+}
+
 function judgeStreamed(round: Round): void {
   const byPath = figures[round.name] ?? {};
   for (const path of PATHS.filter((p) => GATEWAYS(p))) {
@@ -553,6 +617,7 @@ async function main(): Promise<void> {
     if (round.name === "instant" || round.name === "model") judgeChat(round);
     if (round.name === "streamed") judgeStreamed(round);
   }
+  await answerStreams();
   console.log("\ntargets, all ratios within this run (the decision alone is judged by bench/decision.ts):");
   for (const v of verdicts) console.log(`  ${v}`);
   if (notes.length > 0) console.log("\nfloors (not targets):");

@@ -3,7 +3,9 @@
  * BENCH_UPSTREAM_URL. The inference key it hands out is governed, by BENCH_GATEWAY_POLICY:
  * - `full` (the default): a key guardrail with a daily budget (so every request reserves and
  *   settles), all nine builtin filters on block and the ten patterns of ../shared.ts on block;
- * - `none`: no guardrail at all (no budget, no filter), the request path's own cost.
+ * - `none`: no guardrail at all (no budget, no filter), the request path's own cost;
+ * - `answers`: a guardrail whose filters read only answers (docs/gateway.md#answer-streams): the
+ *   value-shaped builtins, secrets and the ten patterns of ../shared.ts, all on redact.
  * With BENCH_GATEWAY_JOIN set it only boots: a second instance on the PostgreSQL database the first
  * one set up.
  */
@@ -25,7 +27,8 @@ const { createOrganization } =
   await load<typeof import("../../src/services/organizations.js")>("services/organizations.js");
 
 const policy = process.env.BENCH_GATEWAY_POLICY ?? "full";
-if (policy !== "full" && policy !== "none") throw new Error("BENCH_GATEWAY_POLICY must be full or none");
+if (policy !== "full" && policy !== "none" && policy !== "answers")
+  throw new Error("BENCH_GATEWAY_POLICY must be full, none or answers");
 const upstreamUrl = process.env.BENCH_UPSTREAM_URL;
 if (!upstreamUrl) throw new Error("BENCH_UPSTREAM_URL is required");
 const loaded = loadCatalogFile(DEFAULT_CONFIG_FILE);
@@ -45,6 +48,23 @@ async function setUp(): Promise<string> {
   const principal = managementPrincipal(org);
   const key = await inTransaction(deps, (tx) => createInferenceKey(deps, tx, principal, { name: "bench" }));
   if (policy === "none") return key.secret;
+  if (policy === "answers") {
+    const answers = await inTransaction(deps, (tx) =>
+      createGuardrail(deps, tx, principal, {
+        name: "bench answer filters",
+        content_filter_builtins: (
+          ["email", "phone", "ssn", "credit-card", "ip-address", "secrets"] as const
+        ).map((slug) => ({ slug, action: "redact" as const, apply_to: "response" as const })),
+        content_filters: BENCH_PATTERNS.map((pattern) => ({
+          pattern,
+          action: "redact" as const,
+          apply_to: "response" as const,
+        })),
+      }),
+    );
+    await assignKeys(deps, principal, answers.id, [key.record.hash]);
+    return key.secret;
+  }
   const guardrail = await inTransaction(deps, (tx) =>
     createGuardrail(deps, tx, principal, {
       name: "bench key guardrail",

@@ -284,6 +284,15 @@ interface TextScan {
   toRedact: RankedSpan[];
   /** Each filter's matches in this text alone, canonical coordinates (by filter index; unset when none). */
   found: (Span[] | undefined)[];
+  /** Every match of every action, original coordinates: kept only by scanOneText (answer streams). */
+  all?: FoundSpan[];
+}
+
+/** A match of one filter (its index among builtins then custom patterns) in the original text. */
+export interface FoundSpan {
+  start: number;
+  end: number;
+  filter: number;
 }
 
 /** Whether canonical units [start, end) of the text overlap a match the filter found in it alone. */
@@ -312,6 +321,11 @@ function runFilter(scan: TextScan, index: number, filter: ActiveFilter): void {
   if (spans.length === 0) return;
   scan.counts[index] = (scan.counts[index] ?? 0) + spans.length;
   scan.found[index] = spans;
+  if (scan.all)
+    for (const s of spans) {
+      const o = originalSpan(scan.canon, s.start, s.end);
+      scan.all.push({ start: o.start, end: o.end, filter: index });
+    }
   if (filter.action === "redact")
     for (const s of spans) {
       // The canonical match maps back to the original characters it was read from.
@@ -377,6 +391,10 @@ function readJoined(
     if (cs < 0 || ce <= 0) continue;
     if (ce - cs === s.end - s.start) continue;
     if (!overlapsOwn(scan, index, cs, ce)) scan.counts[index] = (scan.counts[index] ?? 0) + 1;
+    if (scan.all) {
+      const o = originalSpan(scan.canon, cs, ce);
+      scan.all.push({ start: o.start, end: o.end, filter: index });
+    }
     if (filter.action !== "redact") continue;
     const o = originalSpan(scan.canon, cs, ce);
     scan.toRedact.push({ start: o.start, end: o.end, label: filter.label, rank: filter.rank });
@@ -586,4 +604,62 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
     if (count > 0) hits.push({ filter: f.ref, action: f.action, label: f.label, count });
   });
   return { hits, block: hits.find((h) => h.action === "block") ?? null, replacements };
+}
+
+/** Where an answer's text sits: nowhere a request's replacement is written back to. */
+const ANSWER_PLACE: ChatText["place"] = { node: { value: [], parent: null, key: "" }, key: 0 };
+
+/** What scanOneText found in one text. */
+export interface OneTextScan {
+  /** Every match of every filter (index among builtins then custom patterns), original coordinates. */
+  spans: FoundSpan[];
+  /** The text's canonical form, or null when the text is its own (normalize.ts). */
+  canon: Canonical | null;
+}
+
+/**
+ * Every filter over one text on its own, returning where each matched (original coordinates) rather
+ * than a redacted text: the window of a streamed answer (answer-window.ts) decides from the spans
+ * what it may release. The same detectors, patterns, canonical form and broken-line reading as a
+ * request's text (docs/behaviour.md#normalization); a text read alone has no seams. `scan_scope`
+ * only chooses among a request's messages (docs/behaviour.md#apply-to), so every filter reads it.
+ */
+export function scanOneText(filters: ContentFilters, text: string, json: boolean): OneTextScan {
+  const broken = filters.broken[0];
+  if (broken) throw new Error(`content filter pattern does not compile: ${broken.error}`);
+  const canon = canonicalize(text);
+  const all: FoundSpan[] = [];
+  const scan: TextScan = {
+    // Read as a user's text so that a user_only filter reads it too (see above).
+    text: { text, role: "user", message: null, json, kind: "text", place: ANSWER_PLACE },
+    canon,
+    scanned: canon === null ? text : canon.text,
+    bytes: undefined,
+    counts: [],
+    toRedact: [],
+    found: [],
+    all,
+  };
+  if (scan.scanned.length === 0) return { spans: all, canon };
+  const offset = filters.builtins.length;
+  for (let i = 0; i < offset; i++) runFilter(scan, i, filters.builtins[i] as ActiveFilter);
+  for (const group of filters.groups) {
+    let members = group.members;
+    if (group.set) {
+      try {
+        members = group.set.match(bytesOf(scan)).map((i) => group.members[i] as number);
+      } catch {
+        // As in scanTexts: the set's patterns run one by one instead.
+      }
+    }
+    for (const i of members) runFilter(scan, offset + i, filters.custom[i] as ActiveFilter);
+  }
+  scan.bytes = undefined;
+  scanJoined(scan, filters);
+  return { spans: all, canon };
+}
+
+/** The text with each span replaced by its label, overlapping ones joined (overlaps.ts). */
+export function redactSpans(text: string, spans: RankedSpan[], json: boolean): string {
+  return redact(text, spans, json);
 }

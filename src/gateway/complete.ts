@@ -3,10 +3,12 @@ import type { Readable } from "node:stream";
 import { answerShapeOf } from "../domain/answer-texts.js";
 import { DEFAULT_OUTPUT_ALLOWANCE } from "../domain/budget-admission.js";
 import type { Api, Model, Region } from "../domain/catalog.js";
+import type { FilterHit } from "../domain/content-scan.js";
 import { budgetViolation, type Decision } from "../domain/decision.js";
 import { AppError } from "../domain/errors.js";
 import { resolveKeyPolicy } from "../services/effective-policy.js";
 import { answerFiltersOf } from "./answers/policy.js";
+import { guardStream } from "./answers/stream-guard.js";
 import { filterWholeAnswer, type WholeAnswer } from "./answers/whole.js";
 import { Attempt, type GatewayLog } from "./attempt.js";
 import { forwardedText } from "./forward-body.js";
@@ -175,13 +177,13 @@ export async function completeGoverned<Body extends object>(
     );
   }
   // The decision and what the filters found (which filter, how often), never the text: for the
-  // request's log line.
-  const noted: Record<string, unknown> = {
+  // request's log line. Kept: a streamed answer's detections are added once it has ended, before its log line is written.
+  const details: Record<string, unknown> = {
     decision: decision.allowed ? "allow" : (decision.violations[0]?.rule ?? "refuse"),
     model: decision.model?.canonical_slug,
     detections: decision.scan.hits.map((h) => ({ filter: h.filter, action: h.action, count: h.count })),
   };
-  noteDecision(noted);
+  noteDecision(details);
   if (!decision.allowed) refuse(gw, surface.api, decision);
   const model = decision.model as Model;
   const attempt = new Attempt(gw, keyPolicy, model, prepared, requestId, log);
@@ -257,7 +259,44 @@ export async function completeGoverned<Body extends object>(
           errorEvent: surface.errorEvent,
         }
       : surface;
-    return { kind: "stream", stream: relayStream(attempt, reply.body, ends, events, controller), headers };
+    // Answer filters (docs/gateway.md#answer-streams): only when the policy has some, else the
+    // stream is relayed exactly as before.
+    const filters = answerFiltersOf(keyPolicy.policy, gw.detectors);
+    const guard =
+      filters === null
+        ? null
+        : guardStream(
+            surface.id,
+            translation !== undefined,
+            events,
+            filters,
+            keyPolicy.applied,
+            defaults,
+            (error) => {
+              const body = surface.errorBody
+                ? surface.errorBody(error)
+                : { error: { code: error.status, message: error.message, metadata: error.metadata } };
+              const name = surface.errorEvent === undefined ? "" : `event: ${surface.errorEvent}\n`;
+              return `${name}data: ${JSON.stringify(body)}\n\n`;
+            },
+          );
+    const answers = guard
+      ? {
+          guard,
+          note: (hits: FilterHit[]) => {
+            details.answer_detections = hits.map((h) => ({
+              filter: h.filter,
+              action: h.action,
+              count: h.count,
+            }));
+          },
+        }
+      : undefined;
+    return {
+      kind: "stream",
+      stream: relayStream(attempt, reply.body, ends, guard ?? events, controller, answers),
+      headers,
+    };
   }
   let text: string;
   try {
@@ -282,7 +321,7 @@ export async function completeGoverned<Body extends object>(
   const shape = answerFilters ? answerShapeOf(translation ? "chat" : surface.api) : null;
   if (answerFilters && shape)
     answer = await filterWholeAnswer(gw, keyPolicy, answerFilters, shape, surface.api, answer, log, (found) =>
-      noteDecision({ ...noted, answer_detections: found }),
+      noteDecision({ ...details, answer_detections: found }),
     );
   gw.metrics.requests.inc({ outcome: "forwarded", reason: "", api: surface.api });
   let payload = answer.text;

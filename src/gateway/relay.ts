@@ -1,5 +1,8 @@
 import { PassThrough, type Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
+import type { FilterHit } from "../domain/content-scan.js";
+import { AppError } from "../domain/errors.js";
+import type { GuardedReader } from "./answers/stream.js";
 import type { Attempt } from "./attempt.js";
 import type { EventReader, Surface, Usage } from "./surfaces/surface.js";
 import { failureError } from "./upstream-errors.js";
@@ -40,6 +43,11 @@ export function relayStream(
   surface: Pick<Surface<object>, "api" | "streamTerminator" | "streamEnd" | "errorBody" | "errorEvent">,
   events: EventReader,
   controller: AbortController,
+  /**
+   * The answer filters on this stream (docs/gateway.md#answer-streams): `events` itself, wrapped,
+   * and where its detections go (the request's log line).
+   */
+  answers?: { guard: GuardedReader; note(hits: FilterHit[]): void },
 ): Readable {
   // Up to this much of the answer waits for a slow client in the gateway, so an answer of ordinary
   // size is read, and settled, at the provider's pace whoever reads it; beyond it the relay waits
@@ -82,6 +90,7 @@ export function relayStream(
     let usage: Usage | undefined;
     let completionBytes = 0;
     let failed = false;
+    let refused: AppError | undefined;
     /** What to send the client instead of one event of the upstream's: null for the event itself. */
     const onEvent = (event: string): string | null => {
       const data = eventData(event);
@@ -107,13 +116,20 @@ export function relayStream(
         let reply = "";
         let run = 0;
         let start = 0;
-        for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n", start)) {
-          const instead = onEvent(buffer.slice(start, at));
-          if (instead !== null) {
-            reply += buffer.slice(run, start) + instead;
-            run = at + 2;
+        try {
+          for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n", start)) {
+            const instead = onEvent(buffer.slice(start, at));
+            if (instead !== null) {
+              reply += buffer.slice(run, start) + instead;
+              run = at + 2;
+            }
+            start = at + 2;
           }
-          start = at + 2;
+        } catch (err) {
+          // The events before a refused one were decided: they go out before the refusal.
+          reply += buffer.slice(run, start);
+          if (reply !== "") send(reply);
+          throw err;
         }
         reply += buffer.slice(run, start);
         buffer = buffer.slice(start);
@@ -123,9 +139,23 @@ export function relayStream(
       buffer += decoder.end();
       const last = buffer.trim() !== "" ? (onEvent(buffer) ?? `${buffer}\n\n`) : "";
       if (last !== "") send(last);
+      if (answers) {
+        // What the channels still hold, decided now that the answer is complete.
+        const held = answers.guard.finish();
+        usage = held.usage ?? usage;
+        completionBytes += held.contentBytes;
+        if (held.send !== null && held.send !== "") send(held.send);
+      }
     } catch (err) {
       failed = true;
-      if (client) {
+      if (answers && err instanceof AppError && err.code === "guardrail_refused") {
+        // Blocked or unscanned: nothing more of the answer is read or sent, what was produced is
+        // charged, and the stream ends with the door's error (docs/gateway.md#answer-streams).
+        refused = err;
+        upstream.destroy();
+        controller.abort();
+        if (client) send(answers.guard.refusal(err));
+      } else if (client) {
         const error = failureError(a.gw, a.endpoint.provider, err, a.log);
         const body = surface.errorBody
           ? surface.errorBody(error)
@@ -137,10 +167,30 @@ export function relayStream(
     upstreamDone = true;
     try {
       await a.settle(a.usage(usage, completionBytes));
-      const outcome = !client ? "client_closed" : failed ? "upstream_error" : "forwarded";
-      a.gw.metrics.requests.inc({ outcome, reason: "", api: surface.api });
+      const outcome = refused
+        ? "refused"
+        : !client
+          ? "client_closed"
+          : failed
+            ? "upstream_error"
+            : "forwarded";
+      const reason = refused ? String(refused.metadata?.reason ?? "answer_content_filter") : "";
+      a.gw.metrics.requests.inc({ outcome, reason, api: surface.api });
     } catch (err) {
       a.log.error({ err }, "settling a streamed request failed");
+    }
+    if (answers) {
+      const hits = answers.guard.hits();
+      for (const hit of hits)
+        a.gw.metrics.detections.inc(
+          {
+            filter: hit.filter.type === "builtin" ? hit.filter.slug : "custom",
+            action: hit.action,
+            direction: "response",
+          },
+          hit.count,
+        );
+      answers.note(hits);
     }
     const closing = (client && !failed && events.end?.()) || "";
     if (closing !== "" || surface.streamEnd !== "") send(closing + surface.streamEnd);

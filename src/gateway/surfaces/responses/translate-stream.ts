@@ -147,6 +147,11 @@ export class ChatToResponsesStream implements EventReader {
     return { send: out, usage, contentBytes: this.bytes - before };
   }
 
+  /** The sequence number of an event sent after the last one (an answer's refusal, docs/gateway.md#answer-streams). */
+  get nextSequence(): number {
+    return this.sequence;
+  }
+
   /** The closing events for a stream that ended without "[DONE]"; "" once the response has ended. */
   finish(): string {
     if (this.ended) return "";
