@@ -545,6 +545,29 @@ function scanSeam(filters: ContentFilters, scans: TextScan[], k: number): void {
 }
 
 /**
+ * Every filter over one text: the builtins, then the custom patterns (each group's set first says
+ * which of its patterns can match), then the reading with line breaks inside values taken out.
+ */
+function runFilters(scan: TextScan, filters: ContentFilters): void {
+  const offset = filters.builtins.length;
+  for (let i = 0; i < offset; i++) runFilter(scan, i, filters.builtins[i] as ActiveFilter);
+  for (const group of filters.groups) {
+    let members = group.members;
+    if (group.set) {
+      try {
+        members = group.set.match(bytesOf(scan)).map((i) => group.members[i] as number);
+      } catch {
+        // The set's DFA ran out of memory on this text: its patterns run one by one instead.
+      }
+    }
+    for (const i of members) runFilter(scan, offset + i, filters.custom[i] as ActiveFilter);
+  }
+  // The bytes live in a scratch buffer that the next text reuses.
+  scan.bytes = undefined;
+  scanJoined(scan, filters);
+}
+
+/**
  * Runs every filter over every text the request carries (docs/behaviour.md#what-is-scanned), on
  * its canonical form (docs/behaviour.md#normalization), then over each seam between adjacent texts
  * (docs/behaviour.md#split-values). A detector that throws is not caught here: the caller must
@@ -556,7 +579,6 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
   if (broken) throw new Error(`content filter pattern does not compile: ${broken.error}`);
   const all = [...filters.builtins, ...filters.custom];
   const counts = new Array<number>(all.length).fill(0);
-  const offset = filters.builtins.length;
   const scans: TextScan[] = [];
   for (const text of texts) {
     if (text.text.length === 0) continue;
@@ -572,21 +594,7 @@ export function scanTexts(filters: ContentFilters, texts: ChatText[]): ScanResul
     };
     scans.push(scan);
     if (scan.scanned.length === 0) continue;
-    for (let i = 0; i < offset; i++) runFilter(scan, i, filters.builtins[i] as ActiveFilter);
-    for (const group of filters.groups) {
-      let members = group.members;
-      if (group.set) {
-        try {
-          members = group.set.match(bytesOf(scan)).map((i) => group.members[i] as number);
-        } catch {
-          // The set's DFA ran out of memory on this text: its patterns run one by one instead.
-        }
-      }
-      for (const i of members) runFilter(scan, offset + i, filters.custom[i] as ActiveFilter);
-    }
-    // The bytes live in a scratch buffer that the next text reuses.
-    scan.bytes = undefined;
-    scanJoined(scan, filters);
+    runFilters(scan, filters);
   }
   if (all.length > 0)
     for (let k = 0; k + 1 < scans.length; k++) {
@@ -640,22 +648,7 @@ export function scanOneText(filters: ContentFilters, text: string, json: boolean
     found: [],
     all,
   };
-  if (scan.scanned.length === 0) return { spans: all, canon };
-  const offset = filters.builtins.length;
-  for (let i = 0; i < offset; i++) runFilter(scan, i, filters.builtins[i] as ActiveFilter);
-  for (const group of filters.groups) {
-    let members = group.members;
-    if (group.set) {
-      try {
-        members = group.set.match(bytesOf(scan)).map((i) => group.members[i] as number);
-      } catch {
-        // As in scanTexts: the set's patterns run one by one instead.
-      }
-    }
-    for (const i of members) runFilter(scan, offset + i, filters.custom[i] as ActiveFilter);
-  }
-  scan.bytes = undefined;
-  scanJoined(scan, filters);
+  if (scan.scanned.length > 0) runFilters(scan, filters);
   return { spans: all, canon };
 }
 
