@@ -63,16 +63,16 @@ export class ChunkShape {
 
   /**
    * Takes the shape of a parsed chunk (`data` parsed: `chunk`) whose one choice carries text, when
-   * the same chunk with a probe for its text still `fits`.
+   * the same chunk with a probe for its text still `fits`; says whether it did.
    */
-  learn(data: string, chunk: Chunk | undefined, fits: (probed: Chunk) => boolean): void {
-    if (this.shapes >= MAX_SHAPES || typeof onlyContent(chunk) !== "string") return;
+  learn(data: string, chunk: Chunk | undefined, fits: (probed: Chunk) => boolean): boolean {
+    if (this.shapes >= MAX_SHAPES || typeof onlyContent(chunk) !== "string") return false;
     const at = data.lastIndexOf(CONTENT_KEY);
-    if (at < 0) return;
+    if (at < 0) return false;
     const start = at + CONTENT_KEY.length;
     // The string's opening quote ends the key; `after` starts with its closing one.
     const end = stringEnd(data, start - 1);
-    if (end < 0) return;
+    if (end < 0) return false;
     const before = data.slice(0, start);
     const after = data.slice(end - 1);
     this.shapes++;
@@ -80,9 +80,17 @@ export class ChunkShape {
     try {
       probed = JSON.parse(`${before}${PROBE_TEXT}${after}`);
     } catch {
-      return;
+      return false;
     }
-    if (probed === undefined || onlyContent(probed) !== PROBE || !fits(probed)) return;
+    if (probed === undefined || onlyContent(probed) !== PROBE || !fits(probed)) return false;
     this.shape = { before, after };
+    return true;
+  }
+
+  /** `data` with its text replaced by `text` (written as it goes into a JSON string). */
+  around(text: string): string {
+    const shape = this.shape;
+    if (shape === undefined) throw new Error("no shape learned");
+    return shape.before + text + shape.after;
   }
 }

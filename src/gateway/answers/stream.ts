@@ -1,7 +1,7 @@
 import { AnswerHits, AnswerWindow, answerWindow } from "../../domain/answer-window.js";
 import type { ContentFilters, FilterHit } from "../../domain/content-scan.js";
 import type { AppError } from "../../domain/errors.js";
-import { stringEnd } from "../forward-body.js";
+import { type Chunk, ChunkShape, NOT_PLAIN } from "../chunk-shape.js";
 import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surfaces/surface.js";
 import { answerUnscanned } from "./policy.js";
 
@@ -170,27 +170,12 @@ interface HeldCall {
   args: string;
 }
 
-/** What a string's JSON text may hold for it to be read as it is: no quote, escape or control character. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: what JSON forbids unescaped is looked for
-const NOT_PLAIN = /["\\\u0000-\u001f]/;
-const CONTENT_KEY = '"content":"';
-const PROBE = "probe";
-
-/**
- * A chunk's text around its one choice's `delta.content`, whose value alone varies, and that
- * choice's channel. Most chunks of a stream repeat it: they are rewritten without being parsed.
- */
-interface Shape {
-  before: string;
-  after: string;
-  key: string;
-}
-
 export class ChatChunkAdapter implements StreamAdapter {
   /** The last chunk's id, created and model, for a chunk of held text at the end. */
   private head: Json = {};
-  private shape: Shape | undefined;
-  private shapes = 0;
+  /** The chunks that differ only in their text (docs/gateway.md#stream-fast-paths), and their channel. */
+  private readonly shape = new ChunkShape();
+  private shapeKey = "";
   /** Tool calls whose arguments are held, by `choice:index`. */
   private readonly calls = new Map<string, HeldCall>();
 
@@ -204,22 +189,13 @@ export class ChatChunkAdapter implements StreamAdapter {
     // The common chunk, one choice's few characters of content in a shape already seen, is not
     // parsed (as the chat reader's own fast path, stream-chunks.ts): parsing and serializing every
     // chunk cost more than the whole relay without answer filters.
-    const shape = this.shape;
-    if (
-      shape !== undefined &&
-      data.length >= shape.before.length + shape.after.length &&
-      data.slice(0, shape.before.length) === shape.before &&
-      data.slice(data.length - shape.after.length) === shape.after
-    ) {
-      const text = data.slice(shape.before.length, data.length - shape.after.length);
-      if (!NOT_PLAIN.test(text)) {
-        const release = this.channels.push(shape.key, text);
-        // Nothing to send yet: the chunk carried only held text.
-        if (release === "") return [];
-        if (release === text) return undefined;
-        const value = NOT_PLAIN.test(release) ? JSON.stringify(release).slice(1, -1) : release;
-        return [shape.before + value + shape.after];
-      }
+    const text = this.shape.match(data);
+    if (text !== undefined && !NOT_PLAIN.test(text)) {
+      const release = this.channels.push(this.shapeKey, text);
+      // Nothing to send yet: the chunk carried only held text.
+      if (release === "") return [];
+      if (release === text) return undefined;
+      return [this.shape.around(NOT_PLAIN.test(release) ? JSON.stringify(release).slice(1, -1) : release)];
     }
     let chunk: unknown;
     try {
@@ -227,7 +203,7 @@ export class ChatChunkAdapter implements StreamAdapter {
     } catch {
       return undefined;
     }
-    if (this.shapes < 4) this.learn(data, chunk);
+    this.learn(data, chunk);
     if (!isObject(chunk) || !Array.isArray(chunk.choices) || chunk.choices.length === 0) return undefined;
     this.head = { id: chunk.id, object: chunk.object, created: chunk.created, model: chunk.model };
     let changed = false;
@@ -281,30 +257,18 @@ export class ChatChunkAdapter implements StreamAdapter {
     const c = chunk.choices[0];
     if (!isObject(c) || (c.finish_reason !== null && c.finish_reason !== undefined)) return;
     const delta = c.delta;
-    if (!isObject(delta) || typeof delta.content !== "string") return;
-    if (Object.keys(delta).some((k) => k !== "content")) return;
-    const at = data.lastIndexOf(CONTENT_KEY);
-    if (at < 0) return;
-    const start = at + CONTENT_KEY.length;
-    const end = stringEnd(data, start - 1);
-    if (end < 0) return;
-    this.shapes++;
-    const before = data.slice(0, start);
-    const after = data.slice(end - 1);
-    let probed: unknown;
-    try {
-      probed = JSON.parse(`${before}${PROBE}${after}`);
-    } catch {
-      return;
-    }
+    if (!isObject(delta) || Object.keys(delta).some((k) => k !== "content")) return;
     // The shape is the chunk's own only if the probe lands in that choice's content, nothing else.
-    if (!isObject(probed) || !Array.isArray(probed.choices) || probed.choices.length !== 1) return;
-    const p = probed.choices[0];
-    if (!isObject(p) || !isObject(p.delta) || p.delta.content !== PROBE) return;
-    if (p.finish_reason !== null && p.finish_reason !== undefined) return;
-    if (probed.usage !== undefined && probed.usage !== null) return;
-    const i = typeof p.index === "number" ? p.index : 0;
-    this.shape = { before, after, key: `${i}:content` };
+    const fits = (probed: Chunk): boolean => {
+      const p = (probed.choices as unknown[])[0];
+      return (
+        isObject(p) &&
+        (p.finish_reason === null || p.finish_reason === undefined) &&
+        ((probed as Json).usage === undefined || (probed as Json).usage === null)
+      );
+    };
+    if (this.shape.learn(data, chunk as Chunk, fits))
+      this.shapeKey = `${typeof c.index === "number" ? c.index : 0}:content`;
   }
 
   private callsOf(choice: number): HeldCall[] {
