@@ -67,8 +67,12 @@ export function filtersText(g: Guardrail): string {
 }
 
 export function GuardrailList() {
-  const [workspace, setWorkspace] = useState("");
-  const paged = usePaged<Guardrail>(workspace ? `/guardrails?workspace_id=${workspace}` : "/guardrails");
+  // Undefined until the picker has chosen: reading the list before that would show one list, then
+  // blank it and show another once the default workspace is known.
+  const [workspace, setWorkspace] = useState<string | undefined>();
+  const paged = usePaged<Guardrail>(
+    workspace === undefined ? undefined : workspace ? `/guardrails?workspace_id=${workspace}` : "/guardrails",
+  );
   const remove = (g: Guardrail) =>
     confirmed(
       `Delete the guardrail “${g.name}”? Keys and members it governs lose its rules.`,
@@ -79,7 +83,7 @@ export function GuardrailList() {
   return (
     <section>
       <h1>Guardrails</h1>
-      <WorkspacePicker id="guardrail-workspace" value={workspace} onChange={setWorkspace} />
+      <WorkspacePicker id="guardrail-workspace" value={workspace ?? ""} onChange={setWorkspace} />
       <p>
         <a class="button" href={`#/guardrails/new${workspace ? `?workspace=${workspace}` : ""}`}>
           New guardrail

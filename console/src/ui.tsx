@@ -190,9 +190,11 @@ export function useWorkspaces(): Workspace[] | undefined {
 
 export function WorkspacePicker(props: { id: string; value: string; onChange: (id: string) => void }) {
   const list = useWorkspaces();
+  // Once the list is read, the default workspace is chosen; "" when none could be read, so a page
+  // waiting for the choice reads its unfiltered list rather than nothing.
   useEffect(() => {
-    const first = list?.find((w) => w.is_default) ?? list?.[0];
-    if (!props.value && first) props.onChange(first.id);
+    if (!list || props.value) return;
+    props.onChange((list.find((w) => w.is_default) ?? list[0])?.id ?? "");
   }, [list]);
   if (!list || list.length < 2) return null;
   return (

@@ -631,8 +631,18 @@ describe("the admin console in Chromium (README.md#admin-console)", {
       assert.equal(await value("#pattern-apply-to-0"), "request");
       await tab.type("#pattern-0", "ticket-[0-9]+");
       await tab.select("#pattern-apply-to-0", "response");
+      // The list after saving is read once, for the default workspace: not read unfiltered first
+      // and then blanked while the picker chooses (docs/behaviour.md#console-workspace-lists).
+      const listReads: string[] = [];
+      tab.on("request", (r) => {
+        const url = new URL(r.url());
+        if (r.method() === "GET" && url.pathname === "/api/v1/guardrails") listReads.push(url.search);
+      });
       await tab.click("::-p-xpath(//button[normalize-space(.)='Save'])");
       await tab.waitForSelector("::-p-xpath(//td/a[.='answers'])", WAIT);
+      await idle();
+      assert.equal(listReads.length, 1, `the list was read ${listReads.length} times: ${listReads.join(" ")}`);
+      assert.match(listReads[0] ?? "", /workspace_id=/);
       assert.match(
         await tab.$eval("tbody", (el) => el.textContent ?? ""),
         /email \(redact\), email \(block on answers\), ssn \(flag on requests and answers\), secrets \(redact on answers\), \/ticket-\[0-9\]\+\/ \(redact on answers\)/,
