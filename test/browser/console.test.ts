@@ -641,7 +641,11 @@ describe("the admin console in Chromium (README.md#admin-console)", {
       await tab.click("::-p-xpath(//button[normalize-space(.)='Save'])");
       await tab.waitForSelector("::-p-xpath(//td/a[.='answers'])", WAIT);
       await idle();
-      assert.equal(listReads.length, 1, `the list was read ${listReads.length} times: ${listReads.join(" ")}`);
+      assert.equal(
+        listReads.length,
+        1,
+        `the list was read ${listReads.length} times: ${listReads.join(" ")}`,
+      );
       assert.match(listReads[0] ?? "", /workspace_id=/);
       assert.match(
         await tab.$eval("tbody", (el) => el.textContent ?? ""),
