@@ -429,13 +429,14 @@ function endsValue(text: string, at: number): boolean {
 
 /**
  * The postal forms that start with a capital glued to the digits: outside the word-boundary group,
- * starting at the digit and reading the capital back, as the UK form does.
+ * read from right after their first digit (address.ts's pattern matches that digit and the capital
+ * before it for all of them), reading the capital back, as the UK form does.
  */
 export const POSTAL_LETTER_FORMS: string[] = [
   // C1043AAZ (Argentina's CPA)
-  String.raw`(?<ar>\d(?<=\b[A-HJ-NP-Z]\d)\d{3}[A-Z]{3}\b)`,
+  String.raw`(?<ar>(?<=\b[A-HJ-NP-Z]\d)\d{3}[A-Z]{3}\b)`,
   // D02 X285, D6W 1234 (Irish Eircode), checked beside its county or country in code
-  String.raw`(?<ie>\d(?<=\b[AC-FHKNPRTV-Y]\d)\d[ ]?[0-9AC-FHKNPRTV-Y]{4}\b|6W(?<=\bD6W)[ ]?[0-9AC-FHKNPRTV-Y]{4}\b)`,
+  String.raw`(?<ie>(?<=\b[AC-FHKNPRTV-Y]\d)\d[ ]?[0-9AC-FHKNPRTV-Y]{4}\b|W(?<=\bD6W)[ ]?[0-9AC-FHKNPRTV-Y]{4}\b)`,
 ];
 
 /**

@@ -81,14 +81,18 @@ const ADDRESS = new RegExp(
       // ZIP code after a state code
       postalForms(String.raw`(?<zip>\d{3}(?!\d)(?<=\b[A-Z]{2}[ ]{1,2}\d{5})(?:-\d{4})?\b)`),
     ].join("|") +
-    ")|" +
+    // The postcodes whose letters are read before their first digit: each one's own lookbehind
+    // reads its letters; a capital right before the digit, which all need, is tested once for all,
+    // rather than by each at every digit of every number.
+    String.raw`)|\d(?<=[A-Z]\d)(?:` +
     [
       // SW1A 1AA: a UK postcode (the area letters are read before the first digit)
-      String.raw`(?<uk>\d(?<=\b[A-Z]{1,2}\d)[A-Z\d]?[ ]{1,2}\d[ABD-HJLNP-UW-Z]{2}\b)`,
+      String.raw`(?<uk>(?<=\b[A-Z]{1,2}\d)[A-Z\d]?[ ]{1,2}\d[ABD-HJLNP-UW-Z]{2}\b)`,
       // ON K1A 0B1: a Canadian postal code after its province
       ...POSTAL_LETTER_FORMS,
-      `(?<canada>\\d(?<=\\b(?:${CANADIAN_PROVINCES})[ ]{1,2}[ABCEGHJ-NPRSTVXY]\\d)[ABCEGHJ-NPRSTV-Z][ ]?\\d[ABCEGHJ-NPRSTV-Z]\\d\\b)`,
-    ].join("|"),
+      `(?<canada>(?<=\\b(?:${CANADIAN_PROVINCES})[ ]{1,2}[ABCEGHJ-NPRSTVXY]\\d)[ABCEGHJ-NPRSTV-Z][ ]?\\d[ABCEGHJ-NPRSTV-Z]\\d\\b)`,
+    ].join("|") +
+    ")",
   "gu",
 );
 const NUMBER_LAST_START = new RegExp(`${NUMBER_LAST_PREFIX}$`, "u");
