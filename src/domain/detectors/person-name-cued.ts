@@ -767,6 +767,13 @@ function spaced(words: string): string {
   return words.toLowerCase().replace(/[ \t]+/g, " ");
 }
 
+/** The first word of every greeting and honorific. */
+const LINE_CUE_FIRST = new Set(
+  [...KIND]
+    .filter(([, kind]) => kind === Kind.Greeting || kind === Kind.Title || kind === Kind.CapitalTitle)
+    .map(([cue]) => cue.split(" ")[0] as string),
+);
+
 /** The cue that starts a line at `from` (a greeting or an honorific): the longest of one to four words. */
 function cueAtLineStart(
   text: string,
@@ -776,6 +783,10 @@ function cueAtLineStart(
   let i = from;
   while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9 || text.charCodeAt(i) === 62) i++;
   const start = i;
+  while (i < text.length && isKeyChar(text.charCodeAt(i))) i++;
+  // Most lines start with a word that starts no greeting or honorific: one lookup, no longer copies.
+  if (i === start || !LINE_CUE_FIRST.has(text.slice(start, i).toLowerCase())) return false;
+  i = start;
   let best = false;
   for (let words = 0; words < KEY_WORDS && i - start < KEY_SPAN; words++) {
     const wordStart = i;
@@ -888,6 +899,36 @@ function fieldNames(text: string, mark: string, found: Found, spans: Span[]): vo
 }
 
 const CSV_HEADER = 300;
+/** The longest field name (lower-casing never shortens a word, so a longer cell names no field). */
+const LONGEST_FIELD = Math.max(...[...KIND].filter(([, kind]) => kind === Kind.Field).map(([w]) => w.length));
+
+/** Characters `trim` may take off, and a few more: what is left is no longer than what `trim` leaves. */
+function maybeTrimmed(c: number): boolean {
+  return (
+    c <= 32 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    c === 0x180e ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    (c >= 0x2028 && c <= 0x202f) ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * Whether a CSV cell, trimmed and unquoted, can be as short as a field's name: most cells of a line
+ * of prose are longer, and skip the trimming, unquoting and lower-casing copies.
+ */
+function mayNameField(raw: string): boolean {
+  if (raw.length <= LONGEST_FIELD + 2) return true;
+  let a = 0;
+  let b = raw.length;
+  while (a < b && maybeTrimmed(raw.charCodeAt(a))) a++;
+  while (b > a && maybeTrimmed(raw.charCodeAt(b - 1))) b--;
+  return b - a <= LONGEST_FIELD + 2;
+}
 
 /** A CSV header line (the text's first line, or one after an empty line) with a cell named for a person. */
 function csvHeader(text: string, start: number, end: number, spans: Span[]): void {
@@ -897,8 +938,8 @@ function csvHeader(text: string, start: number, end: number, spans: Span[]): voi
   if (sep === "") return;
   let cell = start;
   for (const raw of line.split(sep)) {
-    const name = raw.trim().replace(/^["']|["']$/g, "");
-    if (KIND.get(name.toLowerCase()) === Kind.Field) {
+    const name = mayNameField(raw) ? raw.trim().replace(/^["']|["']$/g, "") : "";
+    if (name !== "" && KIND.get(name.toLowerCase()) === Kind.Field) {
       const at = text.indexOf(name, cell);
       keep(text, csvColumn(text, at, at + name.length, spans), spans);
     }
