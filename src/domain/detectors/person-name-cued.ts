@@ -102,10 +102,10 @@ const FOLLOW: Record<Kind, string> = {
   [Kind.After]: "",
 };
 
-function cues(lists: [string, Kind][], ascii: boolean): string {
+function cues(lists: [string, Kind][], keep: (word: string) => boolean): string {
   return lists
     .map(([list, kind]) => {
-      const words = list.split("|").filter((w) => /^[\x20-\x7e]+$/.test(w.replace(/\\/g, "")) === ascii);
+      const words = list.split("|").filter(keep);
       return words.length === 0 ? "" : `(?:${alternation(words.join("|"))})${FOLLOW[kind]}`;
     })
     .filter((a) => a !== "")
@@ -126,8 +126,6 @@ const LISTS: [string, Kind][] = [
   [OTHER_TITLES, Kind.Title],
   [OTHER_AFTER, Kind.After],
 ];
-/** The cue words of the other scripts, each with what must follow it (`\b` is ASCII only: their start is checked in code). */
-const OTHER_CUE = new RegExp(cues(LISTS, false), "gu");
 
 enum Script {
   Latin = 1,
@@ -160,6 +158,85 @@ function isLetterOf(c: number, script: Script): boolean {
   if (script === Script.Devanagari) return c >= 0x900 && c <= 0x97f && c !== 0x964 && c !== 0x965;
   return scriptOf(c) === script;
 }
+
+/** A cue word written with a letter outside ASCII: the Latin cues of the other pass (`olá`, `señor`, `grüße`) and the other scripts' cue words. */
+function isOtherCue(word: string): boolean {
+  return !/^[\x20-\x7e]+$/.test(word.replace(/\\/g, ""));
+}
+function startsLatin(word: string): boolean {
+  return scriptOf(word.charCodeAt(0)) === Script.Latin;
+}
+/**
+ * The cue words of the other scripts, each with what must follow it (`\b` is ASCII only: their start
+ * is checked in code), in two patterns: those that start with a Latin letter and those that start
+ * with a letter of another script. No word starts in both, so at any position at most one pattern
+ * can match, and the earlier of their matches is the one pattern of all of them would find. One
+ * pattern of all of them, tried at every character of a long text, cost more than every other pass
+ * of the detector together (docs/detectors.md#person-name-world): each is now tried only where a
+ * cheap test says a cue can start.
+ */
+const FOREIGN_CUE = new RegExp(
+  cues(LISTS, (w) => isOtherCue(w) && !startsLatin(w)),
+  "uy",
+);
+const LATIN_CUE = new RegExp(
+  cues(LISTS, (w) => isOtherCue(w) && startsLatin(w)),
+  "uy",
+);
+
+/** Every cue word of a pass as the pattern spells it: each case form, spaces as written. */
+function cueForms(keep: (word: string) => boolean): string[] {
+  return LISTS.flatMap(([list]) => list.split("|").filter(keep))
+    .flatMap((w) => caseForms(w))
+    .map((w) => w.replace(/\\/g, ""));
+}
+
+/** The first letters of the other scripts' cue words: a cue of theirs starts only at one of them. */
+const FOREIGN_FIRST = new RegExp(
+  `[${[...new Set(cueForms((w) => isOtherCue(w) && !startsLatin(w)).map((w) => w[0] as string))].join("")}]`,
+  "g",
+);
+
+/**
+ * For the Latin cues written with a letter outside ASCII: the first such letter of each cue, and how
+ * far after the cue's start it can stand (each space of the cue may be two). Before that letter the
+ * cue is ASCII, so the first of these letters at or after a cue's start is the one its spelling holds:
+ * a cue can start only a bounded distance before one of them.
+ */
+const LATIN_MARK_REACH = new Map<number, number>();
+/** The first letters of those cues. */
+const LATIN_CUE_FIRST = new Set<number>();
+for (const form of cueForms((w) => isOtherCue(w) && startsLatin(w))) {
+  LATIN_CUE_FIRST.add(form.charCodeAt(0));
+  let reach = 0;
+  for (let i = 0; i < form.length; i++) {
+    const c = form.charCodeAt(i);
+    if (c > 0x7e) {
+      LATIN_MARK_REACH.set(c, Math.max(LATIN_MARK_REACH.get(c) ?? 0, reach));
+      break;
+    }
+    reach += c === 32 ? 2 : 1;
+  }
+}
+const LATIN_MARK = new RegExp(
+  `[${[...LATIN_MARK_REACH.keys()].map((c) => String.fromCharCode(c)).join("")}]`,
+  "g",
+);
+/** The Latin cues of this pass that a capital form writes in ASCII (`GRUSS` for `gruß`): found where they are spelled. */
+const LATIN_ASCII_FORMS = cueForms((w) => isOtherCue(w) && startsLatin(w)).filter((f) =>
+  /^[\x20-\x7e]+$/.test(f),
+);
+const LATIN_ASCII_START =
+  LATIN_ASCII_FORMS.length === 0
+    ? null
+    : new RegExp(
+        LATIN_ASCII_FORMS.map((f) =>
+          f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ /g, "[ \\t]{1,2}"),
+        ).join("|"),
+        "g",
+      );
+for (const form of cueForms((w) => isOtherCue(w) && !startsLatin(w)))
+  if (LATIN_CUE_FIRST.has(form.charCodeAt(0))) throw new Error(`cue ${form} starts both passes`);
 
 /** Words that follow a cue in those scripts without being a name (`Уважаемые коллеги`, `مرحبا بكم`). */
 const OTHER_STOP = new Set(
@@ -690,6 +767,13 @@ function spaced(words: string): string {
   return words.toLowerCase().replace(/[ \t]+/g, " ");
 }
 
+/** The first word of every greeting and honorific. */
+const LINE_CUE_FIRST = new Set(
+  [...KIND]
+    .filter(([, kind]) => kind === Kind.Greeting || kind === Kind.Title || kind === Kind.CapitalTitle)
+    .map(([cue]) => cue.split(" ")[0] as string),
+);
+
 /** The cue that starts a line at `from` (a greeting or an honorific): the longest of one to four words. */
 function cueAtLineStart(
   text: string,
@@ -699,6 +783,10 @@ function cueAtLineStart(
   let i = from;
   while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9 || text.charCodeAt(i) === 62) i++;
   const start = i;
+  while (i < text.length && isKeyChar(text.charCodeAt(i))) i++;
+  // Most lines start with a word that starts no greeting or honorific: one lookup, no longer copies.
+  if (i === start || !LINE_CUE_FIRST.has(text.slice(start, i).toLowerCase())) return false;
+  i = start;
   let best = false;
   for (let words = 0; words < KEY_WORDS && i - start < KEY_SPAN; words++) {
     const wordStart = i;
@@ -733,17 +821,69 @@ function keep(text: string, span: Span | null, spans: Span[]): number {
   return span.end;
 }
 
+/** The first cue of another script at or after `from`: tried only where one of their first letters stands. */
+function nextForeignCue(text: string, from: number): RegExpExecArray | null {
+  FOREIGN_FIRST.lastIndex = from;
+  while (FOREIGN_FIRST.test(text)) {
+    FOREIGN_CUE.lastIndex = FOREIGN_FIRST.lastIndex - 1;
+    const m = FOREIGN_CUE.exec(text);
+    if (m !== null) return m;
+  }
+  return null;
+}
+
+/** The first Latin cue of this pass spelled with a letter outside ASCII at or after `from`: tried only a short way before that letter. */
+function nextMarkedCue(text: string, from: number): RegExpExecArray | null {
+  let low = from;
+  LATIN_MARK.lastIndex = from;
+  while (LATIN_MARK.test(text)) {
+    const mark = LATIN_MARK.lastIndex - 1;
+    const reach = LATIN_MARK_REACH.get(text.charCodeAt(mark)) as number;
+    for (let s = Math.max(low, mark - reach); s <= mark; s++) {
+      if (!LATIN_CUE_FIRST.has(text.charCodeAt(s))) continue;
+      LATIN_CUE.lastIndex = s;
+      const m = LATIN_CUE.exec(text);
+      if (m !== null) return m;
+    }
+    low = mark + 1;
+    LATIN_MARK.lastIndex = low;
+  }
+  return null;
+}
+
+/** The first Latin cue of this pass at or after `from`, either kind. */
+function nextLatinCue(text: string, from: number): RegExpExecArray | null {
+  const marked = nextMarkedCue(text, from);
+  if (LATIN_ASCII_START === null) return marked;
+  LATIN_ASCII_START.lastIndex = from;
+  for (let m = LATIN_ASCII_START.exec(text); m !== null; m = LATIN_ASCII_START.exec(text)) {
+    if (marked !== null && m.index >= marked.index) break;
+    LATIN_CUE.lastIndex = m.index;
+    const cue = LATIN_CUE.exec(text);
+    if (cue !== null) return cue;
+    LATIN_ASCII_START.lastIndex = m.index + 1;
+  }
+  return marked;
+}
+
 /** The cues of the other scripts: their words, then what each marks. */
 function otherScriptNames(text: string, spans: Span[]): void {
-  OTHER_CUE.lastIndex = 0;
-  for (let m = OTHER_CUE.exec(text); m !== null; m = OTHER_CUE.exec(text)) {
+  let from = 0;
+  let latin = nextLatinCue(text, 0);
+  let foreign = nextForeignCue(text, 0);
+  for (;;) {
+    if (latin !== null && latin.index < from) latin = nextLatinCue(text, from);
+    if (foreign !== null && foreign.index < from) foreign = nextForeignCue(text, from);
+    const m = latin === null || (foreign !== null && foreign.index < latin.index) ? foreign : latin;
+    if (m === null) return;
     const start = m.index;
+    from = start + m[0].length;
     const kind = KIND.get(m[0].toLowerCase().replace(/[ \t]+/g, " "));
     if (kind === undefined) continue;
     if (kind !== Kind.After && scriptOf(text.charCodeAt(start - 1)) === scriptOf(text.charCodeAt(start)))
       continue;
     const end = keep(text, cueSpan(text, kind, start, start + m[0].length, spans), spans);
-    if (end > OTHER_CUE.lastIndex) OTHER_CUE.lastIndex = end;
+    if (end > from) from = end;
   }
 }
 
@@ -759,6 +899,36 @@ function fieldNames(text: string, mark: string, found: Found, spans: Span[]): vo
 }
 
 const CSV_HEADER = 300;
+/** The longest field name (lower-casing never shortens a word, so a longer cell names no field). */
+const LONGEST_FIELD = Math.max(...[...KIND].filter(([, kind]) => kind === Kind.Field).map(([w]) => w.length));
+
+/** Characters `trim` may take off, and a few more: what is left is no longer than what `trim` leaves. */
+function maybeTrimmed(c: number): boolean {
+  return (
+    c <= 32 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    c === 0x180e ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    (c >= 0x2028 && c <= 0x202f) ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * Whether a CSV cell, trimmed and unquoted, can be as short as a field's name: most cells of a line
+ * of prose are longer, and skip the trimming, unquoting and lower-casing copies.
+ */
+function mayNameField(raw: string): boolean {
+  if (raw.length <= LONGEST_FIELD + 2) return true;
+  let a = 0;
+  let b = raw.length;
+  while (a < b && maybeTrimmed(raw.charCodeAt(a))) a++;
+  while (b > a && maybeTrimmed(raw.charCodeAt(b - 1))) b--;
+  return b - a <= LONGEST_FIELD + 2;
+}
 
 /** A CSV header line (the text's first line, or one after an empty line) with a cell named for a person. */
 function csvHeader(text: string, start: number, end: number, spans: Span[]): void {
@@ -768,8 +938,8 @@ function csvHeader(text: string, start: number, end: number, spans: Span[]): voi
   if (sep === "") return;
   let cell = start;
   for (const raw of line.split(sep)) {
-    const name = raw.trim().replace(/^["']|["']$/g, "");
-    if (KIND.get(name.toLowerCase()) === Kind.Field) {
+    const name = mayNameField(raw) ? raw.trim().replace(/^["']|["']$/g, "") : "";
+    if (name !== "" && KIND.get(name.toLowerCase()) === Kind.Field) {
       const at = text.indexOf(name, cell);
       keep(text, csvColumn(text, at, at + name.length, spans), spans);
     }

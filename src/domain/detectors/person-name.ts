@@ -265,6 +265,13 @@ const WEAK_LAST = new Set(
   "hi hello hey dear thanks you cheers best am m is ask with cc call email ping tell".split(" "),
 );
 
+/** For each first letter (its low five bits), the lengths of the cues' last words that start with it, as bits. */
+const CUE_SHAPES = new Array<number>(32).fill(0);
+for (const w of [...STRONG_LAST, ...WEAK_LAST]) {
+  const slot = (w.charCodeAt(0) | 32) & 31;
+  CUE_SHAPES[slot] = (CUE_SHAPES[slot] as number) | (1 << w.length);
+}
+
 function isCueTrail(c: number): boolean {
   return c === 32 || c === 9 || c === 58 || c === 44 || c === 0x2014 || c === 45 || c === 13 || c === 10;
 }
@@ -293,6 +300,12 @@ function surelyNoCue(text: string, start: number): boolean {
   while (begin > floor && isWordChar(text.charCodeAt(begin - 1))) begin--;
   if (begin > floor && text.charCodeAt(begin - 1) > 127) return false;
   if (begin === end) return true;
+  // Most words end no cue: their first letter and length say so without a lower-cased copy.
+  if (
+    end - begin >= 32 ||
+    ((CUE_SHAPES[(text.charCodeAt(begin) | 32) & 31] as number) & (1 << (end - begin))) === 0
+  )
+    return true;
   const word = text.slice(begin, end).toLowerCase();
   return !STRONG_LAST.has(word) && !WEAK_LAST.has(word);
 }
