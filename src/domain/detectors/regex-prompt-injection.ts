@@ -13,7 +13,7 @@ import {
   TWO_BYTE,
   wordsOf,
 } from "./injection-compile.js";
-import { ENCODED_TRIGGERS, encodedPayloads, mayHoldRot13, rot13 } from "./injection-encoded.js";
+import { ENCODED_TRIGGERS, encodedPayloads, hasBase64Run, mayHoldRot13, rot13 } from "./injection-encoded.js";
 import { FAMILY_ANCHORS, FAMILY_RULES, QUALIFIERS } from "./injection-families.js";
 import {
   type Check,
@@ -102,7 +102,7 @@ const FAMILY_RES = FAMILY_RULES.map((r) => new RE2(r.source, "gu"));
 /**
  * The anchors, then the template tokens, then the misspellings and the Latin-1 gate, then the
  * shapes of an encoded payload and the anchors of the families (injection-families.ts): one pass
- * over an ordinary text whatever the family.
+ * over an ordinary text whatever the family. A run of base64 is looked for beside it (`screen`).
  */
 const ENTRIES = [
   ...ANCHORS,
@@ -521,9 +521,12 @@ function rawNextWord(text: string, end: number): string {
   return m?.[1] ? m[1].toLowerCase().normalize("NFD").replace(/\p{M}/gu, "") : "";
 }
 
-/** The families on the raw text (docs/detectors.md#injection-families). */
-function familySpans(text: string, spans: Span[]): void {
-  for (const i of prefilter(FAMILY_SET, text, ALL_FAMILIES)) {
+/**
+ * The families on the raw text (docs/detectors.md#injection-families). Given the text's UTF-8, the
+ * set reads it as it is: converting a long string again costs as much as the set's pass.
+ */
+function familySpans(text: string, spans: Span[], utf8?: Buffer): void {
+  for (const i of prefilter(FAMILY_SET, utf8 ?? text, ALL_FAMILIES)) {
     const rule = FAMILY_RULES[i];
     const re = FAMILY_RES[i];
     if (!rule || !re) continue;
@@ -551,7 +554,7 @@ function encodedSpans(text: string, spans: Span[]): void {
 }
 
 /** The exact check: normalize, find the phrases the normalized copy holds, match each; then the families and the encodings. */
-function find(text: string, templates: boolean, decode = true): Span[] {
+function find(text: string, templates: boolean, decode = true, utf8?: Buffer): Span[] {
   const spans: Span[] = [];
   const normalized = normalizeForInjection(text);
   for (const i of prefilter(EXACT_SET, normalized.text, ALL_PHRASES)) {
@@ -560,7 +563,7 @@ function find(text: string, templates: boolean, decode = true): Span[] {
     if (phrase && exact) matchPhrase(text, normalized, phrase, exact, spans);
   }
   if (templates) templateSpans(text, spans);
-  familySpans(text, spans);
+  familySpans(text, spans, utf8);
   if (decode) encodedSpans(text, spans);
   return normalizeSpans(spans);
 }
@@ -586,7 +589,7 @@ function screen(text: string, utf8?: Buffer): { phrases: boolean; templates: boo
   // search through the text is not needed.
   const wide = (utf8 === undefined || utf8.length !== text.length) && TWO_BYTE.test(text);
   const set = wide ? PREFILTER_WIDE : PREFILTER;
-  if (!anyEntry(set, utf8 ?? text)) return NOTHING;
+  if (!hasBase64Run(text) && !anyEntry(set, utf8 ?? text)) return NOTHING;
   TEMPLATES.lastIndex = 0;
   return { phrases: true, templates: TEMPLATES.test(text) };
 }
@@ -611,5 +614,5 @@ export function passesPrefilter(text: string): boolean {
 export function findPromptInjections(text: string, utf8?: Buffer): Span[] {
   const { phrases, templates } = screen(text, utf8);
   if (!phrases && !templates) return [];
-  return phrases ? find(text, templates) : templateSpans(text, []);
+  return phrases ? find(text, templates, true, utf8) : templateSpans(text, []);
 }
