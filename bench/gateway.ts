@@ -27,8 +27,13 @@
  * native and Responses translated to chat), closed loop, instant upstream, the gateway without and
  * with the full guardrail, its CPU per request divided by the chat round's of the same policy and
  * run. A round whose route answers 404 prints "skipped: <route> not served" and is left out.
+ * Time to first token (round `ttft`, once, after the others): a paced upstream
+ * (bench/servers/paced-upstream.ts, BENCH_PACE_EVENTS pieces of BENCH_PACE_CHARS characters, one
+ * every BENCH_PACE_MS) and the gateway without answer filters, with `email` redacting answers and
+ * with the answers policy, one request at a time: the first token's delay beside the bound the
+ * window W of each policy sets (docs/gateway.md#answer-streams), and CPU per request.
  * BENCH_ROUNDS (3) rounds, the paths' order reversed every other round; every figure is the median
- * over rounds. Ends with each target (ratios within this run; bench/README.md) and whether this run
+ * over rounds. BENCH_ONLY names the rounds to run (BENCH_ONLY=streamed,ttft). Ends with each target (ratios within this run; bench/README.md) and whether this run
  * met it: a miss is printed as one, not an error. A report: exits 0.
  */
 
@@ -716,7 +721,7 @@ async function main(): Promise<void> {
     `\ngateway bench: ${CONNECTIONS} connections closed loop, ${OPEN_RATE}/s open loop, ${WARMUP} s warm-up + ${DURATION} s measured per path, ${ROUNDS} rounds, the service's ${BUILD} build, Node ${process.version}`,
   );
   console.log(`rounds: ${[...ROUNDS_RUN.map((r) => r.name), ...(runs("ttft") ? ["ttft"] : [])].join(", ")}`);
-  for (let i = 0; i < ROUNDS; i++) {
+  for (let i = 0; i < ROUNDS && ROUNDS_RUN.length > 0; i++) {
     const order = i % 2 === 0 ? PATHS : [...PATHS].reverse();
     console.log(`round ${i + 1} of ${ROUNDS}: ${order.map((p) => p.name).join(", ")}`);
     for (const round of ROUNDS_RUN) await runRound(round, order, i === 0);
