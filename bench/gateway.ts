@@ -27,8 +27,13 @@
  * native and Responses translated to chat), closed loop, instant upstream, the gateway without and
  * with the full guardrail, its CPU per request divided by the chat round's of the same policy and
  * run. A round whose route answers 404 prints "skipped: <route> not served" and is left out.
+ * Time to first token (round `ttft`, once, after the others): a paced upstream
+ * (bench/servers/paced-upstream.ts, BENCH_PACE_EVENTS pieces of BENCH_PACE_CHARS characters, one
+ * every BENCH_PACE_MS) and the gateway without answer filters, with `email` redacting answers and
+ * with the answers policy, one request at a time: the first token's delay beside the bound the
+ * window W of each policy sets (docs/gateway.md#answer-streams), and CPU per request.
  * BENCH_ROUNDS (3) rounds, the paths' order reversed every other round; every figure is the median
- * over rounds. Ends with each target (ratios within this run; bench/README.md) and whether this run
+ * over rounds. BENCH_ONLY names the rounds to run (BENCH_ONLY=streamed,ttft). Ends with each target (ratios within this run; bench/README.md) and whether this run
  * met it: a miss is printed as one, not an error. A report: exits 0.
  */
 
@@ -60,6 +65,18 @@ const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ROUNDS ?? 3)));
 const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 1000);
 /** Paths or rounds to leave out, by name, comma-separated (BENCH_SKIP=portkey,portkey-guarded while profiling). */
 const SKIP = new Set((process.env.BENCH_SKIP ?? "").split(",").filter(Boolean));
+/** The rounds to run, by name, comma-separated (BENCH_ONLY=ttft, BENCH_ONLY=streamed,ttft); every one when unset. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "").split(",").filter(Boolean));
+/** Whether the round `name` runs: chosen by BENCH_ONLY (or it is unset) and not left out by BENCH_SKIP. */
+const runs = (name: string) => (ONLY.size === 0 || ONLY.has(name)) && !SKIP.has(name);
+/** The paced stream's shape (bench/servers/paced-upstream.ts): one piece of PACE_CHARS every PACE_MS, PACE_EVENTS of them. */
+const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 2);
+const PACE_CHARS = Math.round(Number(process.env.BENCH_PACE_CHARS ?? 4));
+const PACE_EVENTS = Math.round(Number(process.env.BENCH_PACE_EVENTS ?? 400));
+/** Requests per variant in the time-to-first-token round, one at a time. */
+const TTFT_REQUESTS = Math.max(1, Math.round(Number(process.env.BENCH_TTFT_REQUESTS ?? 15)));
+/** What the first token's delay may exceed the hold-back's own by: the relay's and the timers' jitter. */
+const TTFT_TOLERANCE_MS = Number(process.env.BENCH_TTFT_TOLERANCE_MS ?? 5);
 
 interface Path {
   name: string;
@@ -74,7 +91,7 @@ interface Path {
   guarded: boolean;
 }
 
-const gateway = (policy: "none" | "full" | "answers") => (o: string) =>
+const gateway = (policy: "none" | "full" | "answers" | "email-answers") => (o: string) =>
   startServer("gateway", { BENCH_UPSTREAM_URL: o, BENCH_GATEWAY_POLICY: policy }, true);
 
 const ALL_PATHS: Path[] = [
@@ -286,7 +303,7 @@ const ALL_ROUNDS: Round[] = [
     "streamed",
   ),
 ];
-const ROUNDS_RUN = ALL_ROUNDS.filter((r) => !SKIP.has(r.name));
+const ROUNDS_RUN = ALL_ROUNDS.filter((r) => runs(r.name));
 
 type Result = Measured | OpenLoopResult;
 /** Each round's figures by path, one entry per round of the run (absent while a round is skipped). */
@@ -536,31 +553,130 @@ function judgeChat(round: Round): void {
  * request to the first event carrying answer text, over `count` requests; the median in ms.
  */
 async function firstToken(server: ServerChild, count: number): Promise<number> {
-  const body = JSON.stringify({ ...(JSON.parse(chatBody(BENCH_PROMPT)) as object), stream: true });
   const times: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    const res = await fetch(`${server.origin}/api/v1/chat/completions`, {
-      method: "POST",
-      headers: server.headers,
-      body,
-    });
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let seen = "";
-    let at = Number.NaN;
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      seen += decoder.decode(r.value, { stream: true });
-      if (Number.isNaN(at) && /"content":"[^"]/.test(seen)) at = performance.now() - started;
-    }
-    times.push(at);
-  }
+  for (let i = 0; i < count; i++) times.push((await streamTimes(server)).first);
   return median(times);
+}
+
+const STREAMED_BODY = JSON.stringify({ ...(JSON.parse(chatBody(BENCH_PROMPT)) as object), stream: true });
+
+/**
+ * One streamed chat request: ms from sending it to the first event carrying answer text (NaN when
+ * none came), and to the stream's end.
+ */
+async function streamTimes(server: ServerChild): Promise<{ first: number; end: number }> {
+  const started = performance.now();
+  const res = await fetch(`${server.origin}/api/v1/chat/completions`, {
+    method: "POST",
+    headers: server.headers,
+    body: STREAMED_BODY,
+  });
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  let first = Number.NaN;
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    if (!Number.isNaN(first)) continue;
+    seen += decoder.decode(r.value, { stream: true });
+    if (/"content":"[^"]/.test(seen)) first = performance.now() - started;
+  }
+  return { first, end: performance.now() - started };
+}
+
+/** A gateway variant of the time-to-first-token round. */
+interface PacedVariant {
+  label: string;
+  policy: "none" | "answers" | "email-answers";
+}
+
+const PACED_VARIANTS: PacedVariant[] = [
+  { label: "no answer filter", policy: "none" },
+  { label: "email redacted in answers", policy: "email-answers" },
+  { label: "answers redacted (bench set)", policy: "answers" },
+];
+
+/**
+ * Time to first token against a paced upstream (docs/gateway.md#answer-streams): the answer comes
+ * PACE_CHARS characters every PACE_MS, so a window that holds W + W/8 characters back before its
+ * first scan holds the first token for that many characters' worth of events. Each variant is a
+ * gateway of its own, all up at once; the requests go one at a time, the variants taking turns (the
+ * order reversed every other turn), so drift on the shared machine reaches each alike. CPU per
+ * request is each gateway's CPU while its own requests ran ÷ their count: over a stream that lasts
+ * the whole pacing it counts the relay's wake-up and write per event, and the process's idle work.
+ */
+async function pacedFirstToken(): Promise<void> {
+  const upstream = await startServer("paced-upstream", {
+    BENCH_PACE_MS: String(PACE_MS),
+    BENCH_PACE_CHARS: String(PACE_CHARS),
+    BENCH_PACE_EVENTS: String(PACE_EVENTS),
+  });
+  const servers: ServerChild[] = [];
+  try {
+    for (const v of PACED_VARIANTS) servers.push(await gateway(v.policy)(upstream.origin));
+    // Warm-up: the first requests compile the relay's and the window's code.
+    for (let i = 0; i < 3; i++) for (const s of servers) await streamTimes(s);
+    const first: number[][] = servers.map(() => []);
+    const end: number[][] = servers.map(() => []);
+    const cpuUsed = servers.map(() => 0);
+    for (let i = 0; i < TTFT_REQUESTS; i++) {
+      const turn = servers.map((_, j) => j);
+      if (i % 2 === 1) turn.reverse();
+      for (const j of turn) {
+        const server = servers[j] as ServerChild;
+        // CPU read around each request, so a gateway's idle time during the others' turns is not counted.
+        const before = await server.cpu();
+        const t = await streamTimes(server);
+        cpuUsed[j] = (cpuUsed[j] ?? 0) + (await server.cpu()) - before;
+        first[j]?.push(t.first);
+        end[j]?.push(t.end);
+      }
+    }
+    const cpuPer = cpuUsed.map((used) => used / TTFT_REQUESTS);
+    const baseFirst = median(first[0] ?? []);
+    const baseCpu = cpuPer[0] ?? Number.NaN;
+    console.log(
+      `
+time to first token, paced upstream: ${PACE_EVENTS} events of ${PACE_CHARS} characters, one every ${PACE_MS} ms; median of ${TTFT_REQUESTS} requests one at a time per variant, the variants taking turns`,
+    );
+    console.log(
+      "gateway                          W  W+W/8  events held  TTFT ms  +TTFT ms  bound ms  stream ms  CPU µs/req  ÷none",
+    );
+    PACED_VARIANTS.forEach((v, j) => {
+      const server = servers[j] as ServerChild;
+      const w = server.answerWindow ?? 0;
+      const ttft = median(first[j] ?? []);
+      const cpuRatio = (cpuPer[j] ?? Number.NaN) / baseCpu;
+      const filtered = w > 0;
+      // The first scan waits for W + W/8 characters (src/domain/answer-window.ts): the events that
+      // carry them, the first of which leaves at once; at most all the stream's events.
+      const threshold = w + w / 8;
+      const held = filtered ? Math.min(PACE_EVENTS, Math.ceil(threshold / PACE_CHARS)) : 0;
+      const bound = held * PACE_MS + TTFT_TOLERANCE_MS;
+      const extra = ttft - baseFirst;
+      console.log(
+        `${v.label.padEnd(30)} ${String(w).padStart(4)} ${fmt(threshold).padStart(6)} ${String(held).padStart(12)} ${fmt(ttft, 2).padStart(8)} ${(filtered ? fmt(extra, 2) : "").padStart(9)} ${(filtered ? fmt(bound, 0) : "").padStart(9)} ${fmt(median(end[j] ?? []), 1).padStart(10)} ${fmt(cpuPer[j] ?? Number.NaN).padStart(11)} ${(filtered ? fmt(cpuRatio, 2) : "").padStart(6)}`,
+      );
+      if (!filtered) return;
+      target(
+        `paced stream, ${v.label}: first token later by ≤ the hold-back's ${held} events × ${PACE_MS} ms + ${TTFT_TOLERANCE_MS} ms (W ${w}: +${fmt(extra, 2)} ≤ ${fmt(bound, 0)} ms)`,
+        extra - bound,
+        (d) => d <= 0,
+      );
+      target(
+        `paced stream, ${v.label}: CPU per request ≤ 1.5× the same stream without answer filters (${fmt(cpuRatio, 2)}×)`,
+        cpuRatio,
+        (r) => r <= 1.5,
+      );
+    });
+  } finally {
+    for (const s of servers) await s.stop();
+    await upstream.stop();
+  }
 }
 
 /** Answer filters on a stream: CPU beside the same stream without them, and the first token's delay. */
 async function answerStreams(): Promise<void> {
-  if (SKIP.has("gateway-answers") || SKIP.has("streamed")) return;
+  if (SKIP.has("gateway-answers") || !runs("streamed")) return;
   const byPath = figures.streamed ?? {};
   if (byPath["gateway-answers"] && byPath["gateway-none"]) {
     const r = median(ratios(byPath["gateway-answers"], byPath["gateway-none"], cpu));
@@ -604,8 +720,8 @@ async function main(): Promise<void> {
   console.log(
     `\ngateway bench: ${CONNECTIONS} connections closed loop, ${OPEN_RATE}/s open loop, ${WARMUP} s warm-up + ${DURATION} s measured per path, ${ROUNDS} rounds, the service's ${BUILD} build, Node ${process.version}`,
   );
-  console.log(`rounds: ${ROUNDS_RUN.map((r) => r.name).join(", ")}`);
-  for (let i = 0; i < ROUNDS; i++) {
+  console.log(`rounds: ${[...ROUNDS_RUN.map((r) => r.name), ...(runs("ttft") ? ["ttft"] : [])].join(", ")}`);
+  for (let i = 0; i < ROUNDS && ROUNDS_RUN.length > 0; i++) {
     const order = i % 2 === 0 ? PATHS : [...PATHS].reverse();
     console.log(`round ${i + 1} of ${ROUNDS}: ${order.map((p) => p.name).join(", ")}`);
     for (const round of ROUNDS_RUN) await runRound(round, order, i === 0);
@@ -618,6 +734,7 @@ async function main(): Promise<void> {
     if (round.name === "streamed") judgeStreamed(round);
   }
   await answerStreams();
+  if (runs("ttft")) await pacedFirstToken();
   console.log("\ntargets, all ratios within this run (the decision alone is judged by bench/decision.ts):");
   for (const v of verdicts) console.log(`  ${v}`);
   if (notes.length > 0) console.log("\nfloors (not targets):");

@@ -31,6 +31,8 @@ export interface ServerChild {
   name: string;
   origin: string;
   headers: Record<string, string>;
+  /** The window W of its key's answer filters, when the child is a gateway that reports one. */
+  answerWindow: number | null;
   /** The CPU time (user + system, µs) the child's process has used so far. */
   cpu(): Promise<number>;
   stop(): Promise<void>;
@@ -64,6 +66,7 @@ export async function startServer(
     name,
     origin: ready.origin,
     headers,
+    answerWindow: ready.answerWindow ?? null,
     cpu: () =>
       new Promise<number>((done) => {
         const answer = (m: CpuMessage) => {

@@ -11,6 +11,8 @@ export interface ReadyMessage {
   key: string | null;
   /** Headers every request to this child carries (the peer gateway's configuration). */
   headers?: Record<string, string>;
+  /** The window W of the answer filters the gateway child governs its key with (0 for none). */
+  answerWindow?: number;
 }
 
 /** What the parent sends a server child to end it, or to ask for the CPU time it has used so far. */
