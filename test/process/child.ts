@@ -158,6 +158,18 @@ export interface ServerChild extends Child {
  * it are free too, for the region listeners of the default configuration (docs/behaviour.md#ingress-region).
  */
 export async function startServerProcess(env: Record<string, string | undefined>): Promise<ServerChild> {
+  // A free port can be taken by another process between the probe and the server's listen (tests
+  // run side by side): a start that fails on a port in use is tried again on other ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(env);
+    } catch (err) {
+      if (attempt >= 3 || !(err instanceof Error) || !err.message.includes("EADDRINUSE")) throw err;
+    }
+  }
+}
+
+async function startServerOnce(env: Record<string, string | undefined>): Promise<ServerChild> {
   const port = await freePortRun(3);
   const child = spawnCli(["serve"], { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env });
   const origin = `http://127.0.0.1:${port}`;
