@@ -4,6 +4,7 @@ import {
   ask,
   chat,
   type GatewayBench,
+  GPT_41,
   LLAMA,
   orgWithKey,
   post,
@@ -128,6 +129,67 @@ describe("cache token prices (docs/gateway.md#cache-prices)", () => {
     const res = await scripted({ body }, () => chat(bench.server, key.secret, ask("cached?")));
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(await charged(key.hash), [SONNET_CACHED_MICROS]);
+  });
+
+  /** GPT-4.1: prompt 2, cached input 0.5, completion 8 micro-dollars a token. */
+  const GPT_CACHED_MICROS = 1100 * 2 + 10_000 * 0.5 + 10 * 8;
+  const responsesUsage = {
+    input_tokens: 11_100,
+    input_tokens_details: { cached_tokens: 10_000 },
+    output_tokens: 10,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 11_110,
+  };
+  const response = (status: string) => ({
+    id: "resp_1",
+    object: "response",
+    created_at: 1,
+    status,
+    model: "gpt-4.1",
+    output: [
+      {
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: "hit", annotations: [] }],
+      },
+    ],
+    usage: responsesUsage,
+  });
+
+  it("the Responses door: input_tokens_details' cached tokens are charged at the cache read price, answered whole", async () => {
+    const { key } = await orgWithKey(bench);
+    const res = await scripted({ body: response("completed") }, () =>
+      post(bench.server, "/api/v1/responses", key.secret, { model: GPT_41, input: "cached?" }),
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.equal(bench.received.at(-1)?.path.endsWith("/responses"), true, "forwarded natively");
+    assert.deepEqual(await charged(key.hash), [GPT_CACHED_MICROS]);
+    assert.notEqual(GPT_CACHED_MICROS, 11_100 * 2 + 10 * 8);
+  });
+
+  it("the Responses door, streamed: the final response's cached tokens are charged at the cache read price", async () => {
+    const { key } = await orgWithKey(bench);
+    const events = [
+      sse("response.created", {
+        sequence_number: 0,
+        response: { ...response("in_progress"), output: [], usage: null },
+      }),
+      sse("response.output_text.delta", {
+        sequence_number: 1,
+        item_id: "msg_1",
+        output_index: 0,
+        content_index: 0,
+        delta: "hit",
+      }),
+      sse("response.completed", { sequence_number: 2, response: response("completed") }),
+    ];
+    const res = await scripted({ events }, () =>
+      post(bench.server, "/api/v1/responses", key.secret, { model: GPT_41, input: "cached?", stream: true }),
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(await charged(key.hash), [GPT_CACHED_MICROS]);
   });
 
   it("a model without cache prices charges its cached tokens at the prompt price, as before", async () => {

@@ -33,10 +33,17 @@ export function responseUsage(response: unknown): Usage | undefined {
   if (!isObject(u)) return undefined;
   const { input_tokens, output_tokens } = u;
   if (typeof input_tokens !== "number" || typeof output_tokens !== "number") return undefined;
-  return {
+  const usage: Usage = {
     prompt_tokens: Math.max(0, Math.ceil(input_tokens)),
     completion_tokens: Math.max(0, Math.ceil(output_tokens)),
   };
+  // Tokens read from the provider's prompt cache, a part of input_tokens, priced apart where the
+  // catalog says (docs/gateway.md#cache-prices).
+  const details = u.input_tokens_details;
+  const cached = isObject(details) ? details.cached_tokens : undefined;
+  if (typeof cached === "number" && Number.isFinite(cached) && cached > 0)
+    usage.cache_read_tokens = Math.ceil(cached);
+  return usage;
 }
 
 /** A usage object with its required details filled in, or undefined when nothing is missing. */
