@@ -123,6 +123,44 @@ describe("model aliases (docs/gateway.md#model-aliases)", () => {
     assert.equal(bench.received.length, before + 1);
   });
 
+  it("an alias on the Responses door, the Messages token count and the dry run names its model as the slug does", async () => {
+    const { org, key } = await orgWithKey(bench);
+    const before = bench.received.length;
+    const viaResponses = await post(bench.server, "/api/v1/responses", key.secret, {
+      model: "claude-sonnet-4-5",
+      input: "hello",
+    });
+    assert.equal(viaResponses.status, 200, viaResponses.text);
+    const reached = bench.received.slice(before);
+    assert.equal(reached.length, 1);
+    assert.equal(reached[0]?.body.model, "claude-sonnet-4-5-20250929");
+    const rows = await bench.server.deps.db
+      .selectFrom("spend_ledger")
+      .select(["model", "api"])
+      .where("key_hash", "=", key.hash)
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => [r.model, r.api]),
+      [[canonical(SONNET), "responses"]],
+    );
+
+    const counted = await post(bench.server, "/api/v1/messages/count_tokens", key.secret, {
+      model: "claude-opus-4-1",
+      messages: [{ role: "user", content: "hello" }],
+    });
+    assert.equal(counted.status, 200, counted.text);
+    assert.equal(typeof counted.body.input_tokens, "number");
+
+    const dry = await post(bench.server, "/api/v1/guardrails/evaluate", org.key, {
+      key_hash: key.hash,
+      model: "claude-3-5-haiku-20241022",
+      messages: [{ role: "user", content: "hello" }],
+    });
+    assert.equal(dry.status, 200, dry.text);
+    assert.equal(dry.body.data.allowed, true, dry.text);
+    assert.equal(dry.body.data.model, HAIKU_35, dry.text);
+  });
+
   it("a name that is no slug and no alias is still model_not_found, on both doors; nothing is forwarded", async () => {
     const { key } = await orgWithKey(bench);
     const before = bench.received.length;
