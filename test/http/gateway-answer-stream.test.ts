@@ -454,6 +454,57 @@ for (const [label, catalog, doors] of [
     }
 
     if (!catalog) {
+      if (doors.includes(CHAT))
+        it("chat with n = 2: a block finishes every choice still open on content_filter, a finished one keeps its finish, and nothing of the value is sent (docs/gateway.md#answer-stream-refusal)", async () => {
+          const head = { id: "chatcmpl-2", object: "chat.completion.chunk", created: 1, model: "m" };
+          const chunk = (index: number, content: string) =>
+            sse({ ...head, choices: [{ index, delta: { content }, finish_reason: null }] });
+          const finish = (index: number) =>
+            sse({ ...head, choices: [{ index, delta: {}, finish_reason: "stop" }] });
+          for (const [order, expected] of [
+            // Choice 1 ends first: its value is read while choice 0 is still open.
+            [
+              [1, 0],
+              [
+                [0, "content_filter"],
+                [1, "content_filter"],
+              ],
+            ],
+            // Choice 0 has finished before choice 1's value is read.
+            [
+              [0, 1],
+              [
+                [0, "stop"],
+                [1, "content_filter"],
+              ],
+            ],
+          ] as const) {
+            bench.script.next = () => ({
+              events: [
+                chunk(0, "First answer, "),
+                chunk(1, "Second: jane.roe@exa"),
+                chunk(0, "still going."),
+                chunk(1, "mple.com ok."),
+                ...order.map(finish),
+                "data: [DONE]\n\n",
+              ],
+            });
+            const res = await post(bench.server, CHAT.route, blockKey, { ...CHAT.body(), n: 2 });
+            assert.equal(res.status, 200, res.text);
+            assert.ok(!res.text.includes("jane.roe"), res.text);
+            const events = dataOf(res.text) as {
+              choices?: { index: number; finish_reason: string | null }[];
+            }[];
+            const finishing = events.flatMap((e) =>
+              (e.choices ?? [])
+                .filter((c) => c.finish_reason !== null)
+                .map((c) => [c.index, c.finish_reason]),
+            );
+            assert.deepEqual(finishing, expected, res.text);
+            assert.ok(CHAT.refused(events), res.text);
+          }
+        });
+
       it("a guardrail whose filters read only requests streams the answer byte for byte as without one", async () => {
         const plain = await orgWithKey(bench);
         const guarded = await orgWithKey(bench);

@@ -178,6 +178,9 @@ export class ChatChunkAdapter implements StreamAdapter {
   private shapeKey = "";
   /** Tool calls whose arguments are held, by `choice:index`. */
   private readonly calls = new Map<string, HeldCall>();
+  /** The choices seen and not finished: a refusal finishes each of them (docs/gateway.md#answer-stream-refusal). */
+  private readonly open = new Set<number>();
+  private readonly finished = new Set<number>();
 
   constructor(private readonly channels: Channels) {}
 
@@ -210,6 +213,7 @@ export class ChatChunkAdapter implements StreamAdapter {
     chunk.choices.forEach((c: unknown, position: number) => {
       if (!isObject(c)) return;
       const i = typeof c.index === "number" ? c.index : position;
+      if (!this.finished.has(i)) this.open.add(i);
       const delta = isObject(c.delta) ? c.delta : undefined;
       if (delta) {
         for (const field of CHAT_TEXT_FIELDS) {
@@ -244,8 +248,11 @@ export class ChatChunkAdapter implements StreamAdapter {
       if (c.finish_reason !== null && c.finish_reason !== undefined) {
         changed = true;
         const d = delta ?? {};
+        // A block found in what the choice held is the refusal's: the choice is still open then.
         this.flushChoice(i, d);
         c.delta = d;
+        this.open.delete(i);
+        this.finished.add(i);
       }
     });
     return changed ? [JSON.stringify(chunk)] : undefined;
@@ -311,9 +318,14 @@ export class ChatChunkAdapter implements StreamAdapter {
     return out;
   }
 
-  /** The choices seen, for the refusal's last chunk. */
+  /** The last chunk's id, created and model, for the refusal's last chunk. */
   lastHead(): Json {
     return this.head;
+  }
+
+  /** The choices a refusal finishes: every one seen and not finished, or the first when none was seen. */
+  openChoices(): number[] {
+    return this.open.size > 0 ? [...this.open].sort((a, b) => a - b) : [0];
   }
 }
 
@@ -326,7 +338,7 @@ export function chatRefusal(adapter: ChatChunkAdapter, defaults: AnswerDefaults)
       object: "chat.completion.chunk",
       created: head.created ?? defaults.created,
       model: head.model ?? defaults.model,
-      choices: [{ index: 0, delta: {}, finish_reason: "content_filter" }],
+      choices: adapter.openChoices().map((index) => ({ index, delta: {}, finish_reason: "content_filter" })),
     };
     const body = { error: { code: error.status, message: error.message, metadata: error.metadata } };
     return `data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify(body)}\n\n`;
