@@ -16,6 +16,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import type { Api, CatalogData } from "../../src/domain/catalog.js";
+import type { ReceivedRequest, ScriptedAnswer } from "../../src/local-upstream/server.js";
 import {
   type GatewayBench,
   guardKey,
@@ -171,6 +172,8 @@ async function claudePrint(
     discover?: boolean;
     /** The model for background chores (default: `model`). */
     smallFastModel?: string;
+    /** Written as its user settings file, `$CLAUDE_CONFIG_DIR/settings.json`. */
+    settings?: Record<string, unknown>;
   } = {},
 ): Promise<ClaudeRun> {
   const keyVariable = options.keyVariable ?? "ANTHROPIC_API_KEY";
@@ -180,6 +183,7 @@ async function claudePrint(
     const config = join(root, "config");
     const work = join(root, "work");
     for (const d of [home, config, work]) mkdirSync(d);
+    if (options.settings) writeFileSync(join(config, "settings.json"), JSON.stringify(options.settings));
     const args = ["-p", prompt, "--output-format", "json"];
     const [command, commandArgs] = launcher.endsWith(".cjs")
       ? [process.execPath, [launcher, ...args]]
@@ -243,6 +247,10 @@ async function claudeInteractive(
   model: string,
   smallFastModel: string,
   prompt: string,
+  options: {
+    /** Written as its user settings file, `$CLAUDE_CONFIG_DIR/settings.json`. */
+    settings?: Record<string, unknown>;
+  } = {},
 ): Promise<{ code: number | null; screen: string }> {
   const root = mkdtempSync(join(tmpdir(), "guardrails-claude-"));
   try {
@@ -262,6 +270,8 @@ async function claudeInteractive(
         projects: { [work]: { hasTrustDialogAccepted: true } },
       }),
     );
+    if (options.settings)
+      writeFileSync(join(root, "config", "settings.json"), JSON.stringify(options.settings));
     const command = launcher.endsWith(".cjs") ? `${process.execPath} ${launcher}` : launcher;
     const child = spawn("script", ["-qec", command, "/dev/null"], {
       cwd: work,
@@ -296,6 +306,91 @@ async function claudeInteractive(
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * A prompt hook on every submitted prompt. A hook of type `prompt` that names no model of its own is
+ * sent to Claude Code's small fast model, with the hook's input (which holds the prompt) in place of
+ * `$ARGUMENTS`, and its answer is read as a verdict `{"ok": boolean, "reason": string}`; it runs in
+ * print and interactive mode alike, whatever the non-essential traffic setting
+ * (docs/gateway.md#claude-code-small-fast-model).
+ */
+const PROMPT_HOOK = {
+  hooks: {
+    UserPromptSubmit: [
+      {
+        hooks: [
+          {
+            type: "prompt",
+            prompt: "Let the prompt go ahead unless it asks for something harmful. $ARGUMENTS",
+          },
+        ],
+      },
+    ],
+  },
+};
+
+/**
+ * The provider's answer to a request for `model`: the verdict as the assistant's text, in the shape
+ * of the API it was asked in (Messages or chat completions), streamed or whole as asked; other
+ * requests are answered by the echo.
+ */
+function verdictFrom(model: string, verdict: { ok: boolean; reason: string }) {
+  return (r: ReceivedRequest): ScriptedAnswer | undefined => {
+    if (r.body.model !== model) return undefined;
+    const text = JSON.stringify(verdict);
+    const stream = r.body.stream === true;
+    if (r.path.split("?")[0]?.endsWith("/messages")) {
+      const usage = { input_tokens: 400, output_tokens: 12 };
+      const message = {
+        id: "msg_verdict",
+        type: "message",
+        role: "assistant",
+        model,
+        content: [{ type: "text", text }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage,
+      };
+      if (!stream) return { body: message };
+      const event = (type: string, data: Record<string, unknown>) =>
+        `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      return {
+        events: [
+          event("message_start", {
+            message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+          }),
+          event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+          event("content_block_delta", { index: 0, delta: { type: "text_delta", text } }),
+          event("content_block_stop", { index: 0 }),
+          event("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage }),
+          event("message_stop", {}),
+        ],
+      };
+    }
+    const usage = { prompt_tokens: 400, completion_tokens: 12, total_tokens: 412 };
+    const base = { id: "chatcmpl-verdict", created: 1_700_000_000, model };
+    if (!stream) {
+      return {
+        body: {
+          ...base,
+          object: "chat.completion",
+          choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+          usage,
+        },
+      };
+    }
+    const chunk = (extra: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", ...extra })}\n\n`;
+    return {
+      events: [
+        chunk({ choices: [{ index: 0, delta: { role: "assistant", content: text }, finish_reason: null }] }),
+        chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
+        chunk({ choices: [], usage }),
+        "data: [DONE]\n\n",
+      ],
+    };
+  };
 }
 
 const reportOf = (run: ClaudeRun) => `exit ${run.code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
@@ -406,6 +501,100 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
     assert.equal(bench.received.length, before, report);
   });
 
+  describe("its small fast model, asked by a prompt hook (docs/gateway.md#claude-code-small-fast-model)", () => {
+    /** The ledger entries of one key: model, API and session. */
+    const ledgerOf = (keyHash: string) =>
+      bench.server.deps.db
+        .selectFrom("spend_ledger")
+        .select(["model", "api", "session_id"])
+        .where("key_hash", "=", keyHash)
+        .execute();
+
+    it("-p with ANTHROPIC_SMALL_FAST_MODEL naming another catalog model: the hook's request names it, is governed like any other (its e-mail redacted), translated to its chat provider, and recorded under its model with claude's session", async () => {
+      const { steps, key } = await orgWithKey(bench);
+      await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
+      const before = bench.received.length;
+      const email = "fern.small-model@example.org";
+      const prompt = `Reply with one word, then mail it to ${email}: loquat-6M`;
+      bench.script.next = verdictFrom(CHAT_MODEL, { ok: true, reason: "a harmless request" });
+      let run: ClaudeRun;
+      try {
+        run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, MESSAGES_MODEL, prompt, {
+          smallFastModel: CHAT_MODEL,
+          settings: PROMPT_HOOK,
+        });
+      } finally {
+        bench.script.next = undefined;
+      }
+      const report = reportOf(run);
+      assert.equal(run.code, 0, report);
+      assert.equal(run.json?.is_error, false, report);
+
+      const reached = bench.received.slice(before);
+      const small = reached.filter((r) => r.body.model === CHAT_MODEL);
+      const main = reached.filter((r) => r.body.model === MESSAGES_MODEL);
+      assert.equal(small.length, 1, report);
+      assert.ok(main.length >= 1, report);
+      assert.equal(small.length + main.length, reached.length, report);
+      // The hook decides before the prompt is sent on.
+      assert.ok(reached.indexOf(small[0] as Received) < reached.indexOf(main[0] as Received));
+
+      const hook = small[0] as Received;
+      assert.equal(hook.path.endsWith("/chat/completions"), true, hook.path);
+      assertProviderKey(hook, "chat-only", key.secret);
+      const forwarded = JSON.stringify(hook.body);
+      assert.equal(forwarded.includes("loquat-6M"), true, forwarded.slice(0, 2000));
+      assert.equal(forwarded.includes(email), false);
+      assert.equal(forwarded.includes("[EMAIL]"), true);
+      // The verdict's shape, asked as Messages' output_config.format, reaches the chat provider as
+      // its response_format (docs/gateway.md#provider-apis).
+      assert.equal(hook.body.response_format?.type, "json_schema", forwarded.slice(0, 2000));
+      for (const r of main) assert.equal(JSON.stringify(r.body).includes(email), false);
+      assert.equal(
+        logLines.some((l) => l.includes(email)),
+        false,
+      );
+
+      // Both models' requests are in the ledger, each under its own model and claude's session.
+      const rows = await ledgerOf(key.hash);
+      assert.deepEqual(
+        rows.map((r) => [r.model, r.api, r.session_id]).sort(),
+        reached.map((r) => [r.body.model, "messages", run.json?.session_id]).sort(),
+      );
+    });
+
+    it("-p: the small model's answer is the verdict claude acts on; a refusal stops the prompt before the main model is asked", async () => {
+      const { key } = await orgWithKey(bench);
+      const before = bench.received.length;
+      const reason = "prompts about tamarind-9P wait for review";
+      bench.script.next = verdictFrom(CHAT_MODEL, { ok: false, reason });
+      let run: ClaudeRun;
+      try {
+        run = await claudePrint(
+          CLAUDE as string,
+          bench.server.origin,
+          key.secret,
+          MESSAGES_MODEL,
+          "Reply with one word: tamarind-9P",
+          { smallFastModel: CHAT_MODEL, settings: PROMPT_HOOK },
+        );
+      } finally {
+        bench.script.next = undefined;
+      }
+      const report = reportOf(run);
+      const reached = bench.received.slice(before);
+      assert.deepEqual(
+        reached.map((r) => r.body.model),
+        [CHAT_MODEL],
+        report,
+      );
+      // It ends the run without an error, its result the hook's stop with the small model's reason.
+      assert.equal(run.code, 0, report);
+      assert.equal(run.json?.is_error, false, report);
+      assert.equal(run.json?.result, `Operation stopped by hook: ${reason}`, report);
+    });
+  });
+
   it("gateway model discovery reads the model list in the Anthropic shape and keeps the catalog's Claude models (docs/gateway.md#anthropic-model-list)", async () => {
     const shipped = await startGatewayBench();
     try {
@@ -468,8 +657,9 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
       assert.equal(run.json?.is_error, false, report);
       const reached = shipped.received.slice(before);
       assert.ok(reached.length >= 1, report);
-      // Claude Code 2.1.332 sends a -p turn on the main model only; background chores, which would
-      // use the small one, are non-essential traffic it is told to leave out.
+      // Claude Code 2.1.332 sends a plain -p turn on the main model only, with or without
+      // non-essential traffic: nothing in it asks the small one unless a hook does
+      // (docs/gateway.md#claude-code-small-fast-model).
       for (const r of reached) assert.ok([SONNET_ID, HAIKU_ID].includes(r.body.model), r.body.model);
       assert.ok(reached.some((r) => r.body.model === SONNET_ID));
       const catalog = shipped.server.deps.catalog;
@@ -484,24 +674,38 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
       );
     });
 
-    it("interactively, in a terminal: the typed prompt is answered, and its requests are recorded under the session claude names at exit", async () => {
+    it("interactively, in a terminal: the typed prompt is answered, its prompt hook asks the small fast model (docs/gateway.md#claude-code-small-fast-model), and its requests are recorded under the session claude names at exit", async () => {
       const { key } = await orgWithKey(shipped);
       const before = shipped.received.length;
       const prompt = "Reply with one word: mirabelle-8K";
-      const run = await claudeInteractive(
-        CLAUDE as string,
-        shipped.server.origin,
-        key.secret,
-        SONNET_ID,
-        HAIKU_ID,
-        prompt,
-      );
+      shipped.script.next = verdictFrom(HAIKU_ID, { ok: true, reason: "a harmless request" });
+      let run: { code: number | null; screen: string };
+      try {
+        run = await claudeInteractive(
+          CLAUDE as string,
+          shipped.server.origin,
+          key.secret,
+          SONNET_ID,
+          HAIKU_ID,
+          prompt,
+          { settings: PROMPT_HOOK },
+        );
+      } finally {
+        shipped.script.next = undefined;
+      }
       const screen = run.screen.slice(-4000);
       assert.ok(run.screen.includes("Echo:"), screen);
       const reached = shipped.received.slice(before);
-      assert.ok(reached.length >= 1, screen);
-      assert.equal(JSON.stringify(reached[0]?.body.messages).includes(prompt), true);
       for (const r of reached) assert.ok([SONNET_ID, HAIKU_ID].includes(r.body.model), r.body.model);
+      // The hook's one request to the small model comes first, then the turn on the main one.
+      assert.deepEqual(
+        reached.slice(0, 2).map((r) => r.body.model),
+        [HAIKU_ID, SONNET_ID],
+        screen,
+      );
+      assert.equal(reached.filter((r) => r.body.model === HAIKU_ID).length, 1, screen);
+      for (const r of reached.slice(0, 2))
+        assert.equal(JSON.stringify(r.body.messages).includes(prompt), true);
       // At exit it prints `claude --resume <session id>`.
       const session = /--resume\s*([0-9a-f-]{36})/.exec(run.screen)?.[1];
       assert.ok(session, screen);
