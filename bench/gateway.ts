@@ -286,7 +286,13 @@ const ALL_ROUNDS: Round[] = [
     "streamed",
   ),
 ];
-const ROUNDS_RUN = ALL_ROUNDS.filter((r) => !SKIP.has(r.name));
+/**
+ * Rounds to run alone, by name, comma-separated (BENCH_ONLY=messages-translated-streamed, to profile
+ * one round): an API round brings the chat round it is judged against. Unset: every round.
+ */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "").split(",").filter(Boolean));
+for (const r of ALL_ROUNDS) if (ONLY.has(r.name) && r.api) ONLY.add(r.api.versus);
+const ROUNDS_RUN = ALL_ROUNDS.filter((r) => !SKIP.has(r.name) && (ONLY.size === 0 || ONLY.has(r.name)));
 
 type Result = Measured | OpenLoopResult;
 /** Each round's figures by path, one entry per round of the run (absent while a round is skipped). */
