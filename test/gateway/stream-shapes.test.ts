@@ -229,9 +229,9 @@ describe("a chat stream translated to Messages, event by event (docs/gateway.md#
       .slice(0, -2)
       .split("\n\n")
       .map((event) => {
-        const [name, data, ...rest] = event.split("\n");
+        const [name = "", data = "", ...rest] = event.split("\n");
         assert.deepEqual(rest, []);
-        assert.ok(name?.startsWith("event: ") && data?.startsWith("data: "), event);
+        assert.ok(name.startsWith("event: ") && data.startsWith("data: "), event);
         const parsed = realParse(data.slice(6)) as Record<string, unknown>;
         assert.equal(parsed.type, name.slice(7));
         return { type: name.slice(7), data: parsed };
