@@ -7,7 +7,8 @@
  * sides of a ratio alike. bench/README.md#api-ratios.
  *
  * BENCH_GATEWAY_POLICY (none | full | both, default both), BENCH_RATIO_REPEATS (12 batches of each),
- * BENCH_RATIO_BATCH (400 requests a batch), BENCH_RATIO_CONNECTIONS (10). A report: exits 0.
+ * BENCH_RATIO_BATCH (400 requests a batch), BENCH_RATIO_CONNECTIONS (10), BENCH_ONLY (API names, each
+ * with its chat load; default all). A report: exits 0.
  */
 import autocannon from "autocannon";
 import { BUILD, ensureBuilt } from "./build.js";
@@ -40,7 +41,7 @@ interface Api {
 }
 
 const streamed = (body: string) => JSON.stringify({ ...(JSON.parse(body) as object), stream: true });
-const APIS: Api[] = [
+const ALL_APIS: Api[] = [
   { name: "chat", path: "/api/v1/chat/completions", body: chatBody(BENCH_PROMPT), versus: "chat" },
   {
     name: "chat-streamed",
@@ -85,6 +86,14 @@ const APIS: Api[] = [
     versus: "chat",
   },
 ];
+
+/**
+ * APIs to measure alone, by name, comma-separated (BENCH_ONLY=messages-translated-streamed): each
+ * brings the chat load it is judged against. Unset: every API.
+ */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "").split(",").filter(Boolean));
+for (const api of ALL_APIS) if (ONLY.has(api.name)) ONLY.add(api.versus);
+const APIS = ALL_APIS.filter((api) => ONLY.size === 0 || ONLY.has(api.name));
 
 /** One batch of `api` on `server`: the server's CPU µs per answer, and the answers that were not 2xx. */
 async function batch(server: ServerChild, api: Api): Promise<{ cpu: number; non2xx: number }> {

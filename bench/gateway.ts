@@ -303,6 +303,8 @@ const ALL_ROUNDS: Round[] = [
     "streamed",
   ),
 ];
+// An API round named in BENCH_ONLY brings the chat round it is judged against.
+for (const r of ALL_ROUNDS) if (ONLY.has(r.name) && r.api) ONLY.add(r.api.versus);
 const ROUNDS_RUN = ALL_ROUNDS.filter((r) => runs(r.name));
 
 type Result = Measured | OpenLoopResult;

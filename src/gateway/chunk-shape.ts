@@ -1,3 +1,4 @@
+import { chatUsage } from "./chat-usage.js";
 import { stringEnd } from "./forward-body.js";
 
 /**
@@ -7,6 +8,33 @@ import { stringEnd } from "./forward-body.js";
 
 /** A chat chunk as the readers first look at it. */
 export type Chunk = { choices?: unknown };
+
+/** A JSON object, as the stream readers and translations take one apart. */
+export type Json = Record<string, unknown>;
+
+export function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The data of a chat stream's last event. */
+export const DONE = "[DONE]";
+
+/**
+ * Whether a chat chunk does nothing but carry its first choice's text: no usage, no error, no
+ * refusal, no tool call, no finish reason. A translation of chat's stream turns such a chunk into
+ * its text delta and nothing else, so a chunk differing from it only in its text may be read by its
+ * text alone (docs/gateway.md#stream-fast-paths). `delta` adds what else the translation reads of
+ * the choice's delta (Responses: its reasoning).
+ */
+export function plainTextChunk(chunk: Json, delta?: (delta: Json) => boolean): boolean {
+  if (chatUsage(chunk) || (chunk.error !== undefined && chunk.error !== null)) return false;
+  const choice = (chunk.choices as unknown[])[0];
+  if (!isObject(choice) || (choice.index !== 0 && choice.index !== undefined)) return false;
+  if (typeof choice.finish_reason === "string" || !isObject(choice.delta)) return false;
+  const d = choice.delta;
+  if ((typeof d.refusal === "string" && d.refusal !== "") || Array.isArray(d.tool_calls)) return false;
+  return delta === undefined || delta(d);
+}
 
 /** A chunk's text around its one choice's `delta.content` string, whose value alone varies. */
 interface Shape {

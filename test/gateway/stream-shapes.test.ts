@@ -221,6 +221,60 @@ describe("a chat stream translated to Messages, read by its chunks' shape (docs/
   });
 });
 
+describe("a chat stream translated to Messages, event by event (docs/gateway.md#messages-translation-stream)", () => {
+  /** Each event sent: one `event:` line and one `data:` line of JSON of that type. */
+  function events(sent: string): { type: string; data: Record<string, unknown> }[] {
+    assert.ok(sent.endsWith("\n\n"));
+    return sent
+      .slice(0, -2)
+      .split("\n\n")
+      .map((event) => {
+        const [name = "", data = "", ...rest] = event.split("\n");
+        assert.deepEqual(rest, []);
+        assert.ok(name.startsWith("event: ") && data.startsWith("data: "), event);
+        const parsed = realParse(data.slice(6)) as Record<string, unknown>;
+        assert.equal(parsed.type, name.slice(7));
+        return { type: name.slice(7), data: parsed };
+      });
+  }
+
+  it("its text deltas, plain or escaped, around a tool call, gather to the text as sent (property)", () => {
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 20 }), fc.nat(20), (texts, at) => {
+        const call = chunk({
+          tool_calls: [{ index: 0, id: "call_1", function: { name: "f", arguments: '{"a":' } }],
+        });
+        const datas = texts.map((t) => chunk({ content: t }));
+        datas.splice(Math.min(at, datas.length), 0, call);
+        datas.push(chunk({}, {}, "stop"));
+        const stream = new ChatToMessagesStream({ model: "m" }, defaults);
+        const sent = datas.map((d) => stream.read(d).send ?? "").join("") + stream.end();
+        const got = events(sent);
+        // Gathered by index, as a client gathers a message's blocks.
+        const blocks = new Map<number, string>();
+        for (const { type, data } of got) {
+          if (type !== "content_block_delta") continue;
+          const delta = data.delta as { type: string; text?: string; partial_json?: string };
+          const piece = delta.type === "text_delta" ? delta.text : delta.partial_json;
+          blocks.set(data.index as number, (blocks.get(data.index as number) ?? "") + piece);
+        }
+        const starts = got.filter((e) => e.type === "content_block_start");
+        const textOf = starts
+          .filter((e) => (e.data.content_block as { type: string }).type === "text")
+          .map((e) => blocks.get(e.data.index as number) ?? "")
+          .join("");
+        assert.equal(textOf, texts.join(""));
+        assert.equal(got.filter((e) => e.type === "content_block_stop").length, starts.length);
+        assert.deepEqual(
+          got.slice(-2).map((e) => e.type),
+          ["message_delta", "message_stop"],
+        );
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 /** The Responses translation as it reads when every chunk is parsed: its shape never matches. */
 function everyChunkParsedResponses(): ChatToResponsesStream {
   const stream = new ChatToResponsesStream({ model: "m" }, defaults, () => 1_700_000_001);

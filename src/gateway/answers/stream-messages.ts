@@ -1,3 +1,4 @@
+import { isObject } from "../chunk-shape.js";
 import type { Channels, StreamAdapter } from "./stream.js";
 
 /**
@@ -6,12 +7,6 @@ import type { Channels, StreamAdapter } from "./stream.js";
  * `input_json_delta`s are held until its `content_block_stop`, then sent as one delta of the whole
  * input, redacted and still valid JSON. What a block holds goes out in a delta before its stop.
  */
-
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The delta types whose text a window reads, with the field that carries it. */
 const TEXT_DELTAS: Record<string, string> = { text_delta: "text", thinking_delta: "thinking" };

@@ -1,4 +1,5 @@
 import type { AppError } from "../../domain/errors.js";
+import { isObject, type Json } from "../chunk-shape.js";
 import type { AnswerDefaults } from "../surfaces/surface.js";
 import type { Channels, DoorRefusal, StreamAdapter } from "./stream.js";
 
@@ -11,12 +12,6 @@ import type { Channels, DoorRefusal, StreamAdapter } from "./stream.js";
  * `function_call_arguments.done` and sent as one delta. Sequence numbers are the gateway's own,
  * numbered on over the events it adds.
  */
-
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** Delta events: the field of their `.done` event that repeats the text whole. */
 const DELTAS: Record<string, { done: string; field: string }> = {

@@ -1,7 +1,7 @@
 import { AnswerHits, AnswerWindow, answerWindow } from "../../domain/answer-window.js";
 import type { ContentFilters, FilterHit } from "../../domain/content-scan.js";
 import type { AppError } from "../../domain/errors.js";
-import { type Chunk, ChunkShape, NOT_PLAIN } from "../chunk-shape.js";
+import { type Chunk, ChunkShape, isObject, type Json, NOT_PLAIN } from "../chunk-shape.js";
 import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surfaces/surface.js";
 import { answerUnscanned } from "./policy.js";
 
@@ -11,12 +11,6 @@ import { answerUnscanned } from "./policy.js";
  * before the surface's reader, or its translation, reads them, so a translated door is served by
  * the chat adapter and a native door by its own.
  */
-
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The channels of one answer, each with its window, and the hits over all of them. */
 export class Channels {

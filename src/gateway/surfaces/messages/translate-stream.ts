@@ -1,7 +1,14 @@
-import { type Chunk, ChunkShape, NOT_PLAIN } from "../../chunk-shape.js";
+import {
+  type Chunk,
+  ChunkShape,
+  DONE,
+  isObject,
+  type Json,
+  NOT_PLAIN,
+  plainTextChunk,
+} from "../../chunk-shape.js";
 import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
 import {
-  type AnswerBlock,
   chatUsage,
   type MessagesBody,
   messageId,
@@ -11,28 +18,11 @@ import {
   UPSTREAM_FAILURE,
 } from "./translate.js";
 
-type Json = Record<string, unknown>;
+/** A chunk's fit for the text fast path: it carries nothing but its text (docs/gateway.md#stream-fast-paths). */
+const plainText = (probed: Chunk) => plainTextChunk(probed as Json);
 
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** The data of the chat stream's last event. */
-const DONE = "[DONE]";
-
-/**
- * Whether a chat chunk does nothing but carry its first choice's text: no usage, no error, no
- * refusal, no tool call, no finish reason. Such a chunk is the text delta of `ChatToMessagesStream`
- * and nothing else, so a chunk differing from it only in its text may be read by its text alone.
- */
-function plainText(chunk: Json): boolean {
-  if (chatUsage(chunk) || (chunk.error !== undefined && chunk.error !== null)) return false;
-  const choice = (chunk.choices as unknown[])[0];
-  if (!isObject(choice) || (choice.index !== 0 && choice.index !== undefined)) return false;
-  if (typeof choice.finish_reason === "string" || !isObject(choice.delta)) return false;
-  const delta = choice.delta;
-  return !(typeof delta.refusal === "string" && delta.refusal !== "") && !Array.isArray(delta.tool_calls);
-}
+/** What ends a text delta event after its text, written as a JSON string without its quotes. */
+const TEXT_DELTA_END = '"}}\n\n';
 
 /**
  * A chat completions stream, event by event, as an Anthropic Messages stream
@@ -59,10 +49,20 @@ export class ChatToMessagesStream implements EventReader {
   private started = false;
   private ended = false;
   private model: string;
-  private readonly blocks: AnswerBlock[] = [];
-  /** The block deltas go to unless a call names another, by its place in `blocks`; -1 for none. */
+  /**
+   * The blocks started so far. Only their number and the open one's kind are kept: the events
+   * carry each piece as it comes, and nothing of a block is sent again, so a stream holds none of
+   * its text.
+   */
+  private blocks = 0;
+  /** The block deltas go to unless a call names another, by its index; -1 for none. */
   private open = -1;
-  /** Chat's tool call index → the call's place in `blocks`. */
+  /**
+   * The open text block's delta event up to its text's opening quote (`text_delta` and the index
+   * written once per block, not per piece); "" while the open block is no text block.
+   */
+  private textHead = "";
+  /** Chat's tool call index → the call's block index. */
   private readonly calls = new Map<number, number>();
   private finishReason: string | null = null;
   private refused = false;
@@ -86,8 +86,14 @@ export class ChatToMessagesStream implements EventReader {
     // chunk with that text, so what `chunk` below would send (docs/gateway.md#stream-fast-paths).
     const text = this.ended ? undefined : this.shape.match(data);
     if (text !== undefined && text !== "" && !NOT_PLAIN.test(text)) {
-      const send = this.textDelta(text, `"${text}"`);
-      return { send, usage: undefined, contentBytes: this.bytes - before };
+      // The text goes into its event as it is: no object, no JSON of it, and one concatenation.
+      const bytes = Buffer.byteLength(text);
+      this.bytes += bytes;
+      const send =
+        this.textHead !== ""
+          ? this.textHead + text + TEXT_DELTA_END
+          : this.openText() + this.textHead + text + TEXT_DELTA_END;
+      return { send, usage: undefined, contentBytes: bytes };
     }
     let chunk: unknown;
     if (data !== DONE) {
@@ -106,8 +112,7 @@ export class ChatToMessagesStream implements EventReader {
       if (chunk.error !== undefined && chunk.error !== null) out += this.fail();
       else {
         out += this.chunk(chunk);
-        if (text === undefined && !usage && !this.ended)
-          this.shape.learn(data, chunk as Chunk, (probed) => plainText(probed as Json));
+        if (text === undefined && !usage && !this.ended) this.shape.learn(data, chunk as Chunk, plainText);
       }
     }
     return { send: out, usage, contentBytes: this.bytes - before };
@@ -129,15 +134,6 @@ export class ChatToMessagesStream implements EventReader {
 
   private event(type: string, fields: Json): string {
     return `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
-  }
-
-  /**
-   * A delta event, the most frequent of a stream, written around its piece (`json`: the piece as
-   * a JSON string): the same JSON `event` gives, without building an object per piece.
-   */
-  private delta(index: number, kind: "text_delta" | "input_json_delta", field: string, json: string): string {
-    const data = `{"type":"content_block_delta","index":${index},"delta":{"type":"${kind}","${field}":${json}}}`;
-    return `event: content_block_delta\ndata: ${data}\n\n`;
   }
 
   private start(chunk: unknown): string {
@@ -181,22 +177,21 @@ export class ChatToMessagesStream implements EventReader {
     return out;
   }
 
-  /** `json`: the text as a JSON string, when it is known already (a plain text is itself in quotes). */
-  private textDelta(text: string, json = JSON.stringify(text)): string {
+  private textDelta(text: string): string {
     this.bytes += Buffer.byteLength(text);
-    let out = "";
-    const current = this.blocks[this.open];
-    if (current?.type !== "text") {
-      out += this.closeOpen();
-      this.blocks.push({ type: "text", text: "" });
-      this.open = this.blocks.length - 1;
-      out += this.event("content_block_start", {
-        index: this.open,
-        content_block: { type: "text", text: "" },
-      });
-    }
-    (this.blocks[this.open] as { text: string }).text += text;
-    return out + this.delta(this.open, "text_delta", "text", json);
+    const open = this.textHead !== "" ? "" : this.openText();
+    // Inside the head's quotes: the text as JSON writes it (lone surrogates escaped too).
+    return open + this.textHead + JSON.stringify(text).slice(1, -1) + TEXT_DELTA_END;
+  }
+
+  /** Closes the open block and starts a text block: its `content_block_start`. */
+  private openText(): string {
+    const out = this.closeOpen();
+    this.open = this.blocks++;
+    this.textHead = `event: content_block_delta\ndata: {"type":"content_block_delta","index":${this.open},"delta":{"type":"text_delta","text":"`;
+    return (
+      out + this.event("content_block_start", { index: this.open, content_block: { type: "text", text: "" } })
+    );
   }
 
   private callDelta(call: Json, position: number): string {
@@ -209,27 +204,20 @@ export class ChatToMessagesStream implements EventReader {
     let index = this.calls.get(key);
     if (index === undefined) {
       out += this.closeOpen();
-      const block: AnswerBlock = {
-        type: "tool_use",
-        id: toolUseId(call.id, this.defaults, this.calls.size),
-        name,
-        arguments: "",
-      };
-      this.blocks.push(block);
-      index = this.blocks.length - 1;
+      const id = toolUseId(call.id, this.defaults, this.calls.size);
+      index = this.blocks++;
       this.calls.set(key, index);
       this.open = index;
       out += this.event("content_block_start", {
         index,
-        content_block: { type: "tool_use", id: block.id, name, input: {} },
+        content_block: { type: "tool_use", id, name, input: {} },
       });
     }
     // A piece for a call whose block has closed (a provider interleaving several calls) is still
     // sent at that block's index, where clients gather the input by (docs/gateway.md#messages-translation-stream).
-    const block = this.blocks[index] as Extract<AnswerBlock, { type: "tool_use" }>;
     if (args !== "") {
-      block.arguments += args;
-      out += this.delta(index, "input_json_delta", "partial_json", JSON.stringify(args));
+      const data = `{"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(args)}}}`;
+      out += `event: content_block_delta\ndata: ${data}\n\n`;
     }
     return out;
   }
@@ -237,6 +225,7 @@ export class ChatToMessagesStream implements EventReader {
   private closeOpen(): string {
     const index = this.open;
     this.open = -1;
+    this.textHead = "";
     if (index < 0) return "";
     return this.event("content_block_stop", { index });
   }

@@ -1,4 +1,12 @@
-import { type Chunk, ChunkShape, NOT_PLAIN } from "../../chunk-shape.js";
+import {
+  type Chunk,
+  ChunkShape,
+  DONE,
+  isObject,
+  type Json,
+  NOT_PLAIN,
+  plainTextChunk,
+} from "../../chunk-shape.js";
 import type { AnswerDefaults, EventFacts, EventReader, Usage } from "../surface.js";
 import {
   type AnswerFacts,
@@ -14,30 +22,12 @@ import {
   responsesUsage,
 } from "./translate.js";
 
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** The data of the chat stream's last event. */
-const DONE = "[DONE]";
-
 /**
- * Whether a chat chunk does nothing but carry its first choice's text: no usage, no error, no
- * reasoning, refusal or tool call, no finish reason. Such a chunk is the text delta of
- * `ChatToResponsesStream` and nothing else, so a chunk differing from it only in its text may be
- * read by its text alone (docs/gateway.md#stream-fast-paths).
+ * Whether a chat chunk is only the text delta of `ChatToResponsesStream`: a plain text chunk
+ * (chunk-shape.ts) with no reasoning either, which would open an item of its own. A chunk
+ * differing from it only in its text may be read by its text alone (docs/gateway.md#stream-fast-paths).
  */
-function plainText(chunk: Json): boolean {
-  if (chatUsage(chunk) || isObject(chunk.error)) return false;
-  const choice = (chunk.choices as unknown[])[0];
-  if (!isObject(choice) || (choice.index !== 0 && choice.index !== undefined)) return false;
-  if (typeof choice.finish_reason === "string" || !isObject(choice.delta)) return false;
-  const delta = choice.delta;
-  if (reasoningText(delta) !== "" || Array.isArray(delta.tool_calls)) return false;
-  return !(typeof delta.refusal === "string" && delta.refusal !== "");
-}
+const plainText = (probed: Chunk) => plainTextChunk(probed as Json, (delta) => reasoningText(delta) === "");
 
 type MessageItem = Extract<OutputItem, { kind: "message" }>;
 type CallItem = Extract<OutputItem, { kind: "call" }>;
@@ -140,8 +130,7 @@ export class ChatToResponsesStream implements EventReader {
         out += this.close(false);
       } else {
         out += this.chunk(chunk);
-        if (text === undefined && !usage && !this.ended)
-          this.shape.learn(data, chunk as Chunk, (probed) => plainText(probed as Json));
+        if (text === undefined && !usage && !this.ended) this.shape.learn(data, chunk as Chunk, plainText);
       }
     }
     return { send: out, usage, contentBytes: this.bytes - before };
