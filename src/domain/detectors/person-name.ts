@@ -5,6 +5,7 @@ import {
   FOREIGN_WORD_SET,
   GIVEN_NAME_SET,
   isCountry,
+  NORDIC_WORD_SET,
   nameKey,
   SURNAME_SET,
 } from "./name-data.js";
@@ -101,6 +102,8 @@ const IS_SURNAME = 2;
 const IS_ORDINARY = 4;
 const IS_ANY_ORDINARY = 8;
 const IS_COUNTRY_START = 16;
+/** A common Nordic word: judges only phrases without a given name first (name-data.ts). */
+const IS_NORDIC = 32;
 /** The list flags (name-lists.ts) sit in the low bits of a word's reading, the bits above in the rest. */
 const FLAG_BITS = 8;
 const FLAG_MASK = (1 << FLAG_BITS) - 1;
@@ -122,7 +125,8 @@ function readWord(word: string): number {
     (isSurname(word, key) ? IS_SURNAME : 0) |
     (isOrdinary(key, flags) ? IS_ORDINARY : 0) |
     (isAnyOrdinary(key, flags) ? IS_ANY_ORDINARY : 0) |
-    (COUNTRY_START_SET.has(key) ? IS_COUNTRY_START : 0);
+    (COUNTRY_START_SET.has(key) ? IS_COUNTRY_START : 0) |
+    (NORDIC_WORD_SET.has(key) ? IS_NORDIC : 0);
   info = flags | (bits << FLAG_BITS);
   if (memo.size >= MEMO_LIMIT) memo.clear();
   memo.set(word, info);
@@ -213,7 +217,7 @@ const anySurname = (p: Part) => (p.flags & (FILLER | SURNAME_STOP)) === 0;
 /** After a label: any word but one of ordinary writing that is no census surname. */
 const labelledSurname = (p: Part) =>
   (p.flags & (FILLER | SURNAME_STOP)) === 0 &&
-  (p.initial || (p.bits & IS_SURNAME) !== 0 || (p.bits & IS_ANY_ORDINARY) === 0);
+  (p.initial || (p.bits & IS_SURNAME) !== 0 || (p.bits & (IS_ANY_ORDINARY | IS_NORDIC)) === 0);
 
 /** A census surname that is no common English word: `Robert`, `Sanchez`, `Lefevre`, not `Cousin`. */
 const clearSurname = (p: Part) =>
@@ -381,9 +385,10 @@ function findCapitalizedNames(text: string): Span[] {
       } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
         // After a label, a first word of ordinary writing makes a thing's name (`name: Practical
         // Bronze Keyboard`), as does a common word after it that is no surname (docs/detectors.md#person-name-world).
-        if ((bits & IS_ANY_ORDINARY) === 0) end = surnameEnd(partsAfter(text, wordEnd, 3), labelledSurname);
+        if ((bits & (IS_ANY_ORDINARY | IS_NORDIC)) === 0)
+          end = surnameEnd(partsAfter(text, wordEnd, 3), labelledSurname);
       } else if (
-        (bits & IS_ANY_ORDINARY) === 0 &&
+        (bits & (IS_ANY_ORDINARY | IS_NORDIC)) === 0 &&
         partMayFollow(text, wordEnd) &&
         !afterHouseNumber(text, start)
       ) {
@@ -507,17 +512,21 @@ function isThingName(text: string, start: number, end: number): boolean {
   const flags = WORD_FLAGS.get(firstWord) ?? 0;
   if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
   const firstKey = nameKey(firstWord);
-  if (GIVEN_NAME_SET.has(firstKey) || !(ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey)))
-    return false;
+  if (GIVEN_NAME_SET.has(firstKey) || !isThingWord(firstKey)) return false;
   // The first word is a common word and no name: one more common, unlisted word makes the phrase a thing.
   // On the span alone: a word of a script without spaces would run to the text's end.
   const phrase = text.slice(firstEnd, end);
   PHRASE_WORD.lastIndex = 0;
   for (let m = PHRASE_WORD.exec(phrase); m !== null; m = PHRASE_WORD.exec(phrase)) {
     const key = nameKey(m[0]);
-    if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key)) return true;
+    if (isThingWord(key) && !GIVEN_NAME_SET.has(key)) return true;
   }
   return false;
+}
+
+/** A common word of any of the lists' languages, the Nordic ones included. */
+function isThingWord(key: string): boolean {
+  return ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key) || NORDIC_WORD_SET.has(key);
 }
 
 /** Legal forms that a name's last word can be read as (`Fransson Johansson Kommanditbolag`, `Nissen Elektronik ApS`). */
