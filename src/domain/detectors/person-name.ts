@@ -5,9 +5,9 @@ import {
   FOREIGN_WORD_SET,
   GIVEN_NAME_SET,
   isCountry,
-  NORDIC_WORD_SET,
   nameKey,
   SURNAME_SET,
+  WIDER_WORD_SET,
 } from "./name-data.js";
 import {
   DOTTED_TITLE,
@@ -102,8 +102,6 @@ const IS_SURNAME = 2;
 const IS_ORDINARY = 4;
 const IS_ANY_ORDINARY = 8;
 const IS_COUNTRY_START = 16;
-/** A common Nordic word: judges only phrases without a given name first (name-data.ts). */
-const IS_NORDIC = 32;
 /** The list flags (name-lists.ts) sit in the low bits of a word's reading, the bits above in the rest. */
 const FLAG_BITS = 8;
 const FLAG_MASK = (1 << FLAG_BITS) - 1;
@@ -125,8 +123,7 @@ function readWord(word: string): number {
     (isSurname(word, key) ? IS_SURNAME : 0) |
     (isOrdinary(key, flags) ? IS_ORDINARY : 0) |
     (isAnyOrdinary(key, flags) ? IS_ANY_ORDINARY : 0) |
-    (COUNTRY_START_SET.has(key) ? IS_COUNTRY_START : 0) |
-    (NORDIC_WORD_SET.has(key) ? IS_NORDIC : 0);
+    (COUNTRY_START_SET.has(key) ? IS_COUNTRY_START : 0);
   info = flags | (bits << FLAG_BITS);
   if (memo.size >= MEMO_LIMIT) memo.clear();
   memo.set(word, info);
@@ -217,7 +214,7 @@ const anySurname = (p: Part) => (p.flags & (FILLER | SURNAME_STOP)) === 0;
 /** After a label: any word but one of ordinary writing that is no census surname. */
 const labelledSurname = (p: Part) =>
   (p.flags & (FILLER | SURNAME_STOP)) === 0 &&
-  (p.initial || (p.bits & IS_SURNAME) !== 0 || (p.bits & (IS_ANY_ORDINARY | IS_NORDIC)) === 0);
+  (p.initial || (p.bits & IS_SURNAME) !== 0 || (p.bits & IS_ANY_ORDINARY) === 0);
 
 /** A census surname that is no common English word: `Robert`, `Sanchez`, `Lefevre`, not `Cousin`. */
 const clearSurname = (p: Part) =>
@@ -385,10 +382,9 @@ function findCapitalizedNames(text: string): Span[] {
       } else if (cueCanPrecede(text, start) && cueBefore(text, start) === "strong") {
         // After a label, a first word of ordinary writing makes a thing's name (`name: Practical
         // Bronze Keyboard`), as does a common word after it that is no surname (docs/detectors.md#person-name-world).
-        if ((bits & (IS_ANY_ORDINARY | IS_NORDIC)) === 0)
-          end = surnameEnd(partsAfter(text, wordEnd, 3), labelledSurname);
+        if ((bits & IS_ANY_ORDINARY) === 0) end = surnameEnd(partsAfter(text, wordEnd, 3), labelledSurname);
       } else if (
-        (bits & (IS_ANY_ORDINARY | IS_NORDIC)) === 0 &&
+        (bits & IS_ANY_ORDINARY) === 0 &&
         partMayFollow(text, wordEnd) &&
         !afterHouseNumber(text, start)
       ) {
@@ -430,7 +426,8 @@ const FIRM_SET = new Set([
 const FIRM_SUFFIX =
   /^,?[ ]{1,2}(?:&[ ]{1,2}(?:Co|Cie|Sons|Söhne|Partners?|Associates)(?![\p{L}])|(?:LLP|LLC|L\.L\.C\.|Inc|PLC|plc|Ltd|GmbH|AG|KG|OHG|SE|SA|S\.A\.|S\.L\.|S\.C\.|S\.R\.L\.|SpA|S\.p\.A\.|Srl|SARL|NV|BV|AB|HB|KB|AS|A\/S|ApS|ANS|DA|ASA|Oy|Oyj|Kommanditbolag|Aktiebolag|Handelsbolag|Asociados|Associados|Hermanos|Hnos|Hijos|Filhos|Irmãos|Bros|Brothers|Sons|Söhne|Partners?|Associates|Group|Gruppe|Gruppen|Holding|Holdings|Corp|Corporation|Company|Co|LTDA|Ltda|Sp|a\.s|s\.r\.o|e figli|e Figli|e Hijos|e Filhos|und Partner|Combinatie|Groep|Bryggerier)(?![\p{L}]))/u;
 /** Surnames listed with commas and a last `und`, `og`, `y`, ... name a firm (`Kristoffersen Ruud, Kvarme og Borge`). */
-const FIRM_LIST = /^,[ ]\p{Lu}[\p{L}'-]+(?:[ ]\p{Lu}[\p{L}'-]+)?[ ](?:og|och|und|y|e|et|a|en|&)[ ]\p{Lu}/u;
+const FIRM_LIST =
+  /^,[ ]\p{Lu}[\p{L}'-]+(?:[ ](?:(?:de|del|da|do|dos|van|von)[ ])?\p{Lu}[\p{L}'-]+)?[ ](?:og|och|und|y|e|et|a|en|&)[ ]\p{Lu}/u;
 /** Honorific and degree suffixes after a name, taken into its span (docs/detectors.md#person-name-world). */
 const NAME_SUFFIX =
   /^,?[ ]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.D\.|PhD|M\.D\.|MD|DDS|DVM|Esq\.?|CPA)(?![\p{L}\p{N}])/u;
@@ -486,7 +483,7 @@ export function findPersonNames(text: string): Span[] {
     }
     if (
       isListedFirm(text, s.start, s.end) ||
-      isThingName(text, s.start, s.end) ||
+      isThingName(text, valueStart(text, s.start), s.end) ||
       endsInLegalForm(text, s.end)
     )
       continue;
@@ -494,6 +491,30 @@ export function findPersonNames(text: string): Span[] {
   }
   spans.length = kept;
   return spans;
+}
+
+/**
+ * Where the value holding a span starts, when one capitalized word that is no given name stands
+ * between the span and a quote, `:` or `=` (`"name": "Bicicleta Licenciado de Madeira"`, the span
+ * from `Licenciado`): the thing test reads the value from there. A span that starts with a given
+ * name, or any other span, starts where it starts.
+ */
+function valueStart(text: string, start: number): number {
+  const before = start - 1;
+  if (text.charCodeAt(before) !== 32) return start;
+  let i = before;
+  while (i > 0 && isNameLetter(text.charCodeAt(i - 1))) i--;
+  if (i === before || !isUpperAt(text, i)) return start;
+  const opener = text.charCodeAt(i - 1);
+  const opened =
+    opener === 34 || opener === 39 || opener === 61 || (opener === 32 && text.charCodeAt(i - 2) === 58);
+  if (!opened) return start;
+  let firstEnd = start;
+  while (isNameLetter(text.charCodeAt(firstEnd))) firstEnd++;
+  const first = text.slice(start, firstEnd);
+  if ((WORD_FLAGS.get(first) ?? 0) & (GIVEN | TITLE | DOTTED_TITLE) || GIVEN_NAME_SET.has(nameKey(first)))
+    return start;
+  return i;
 }
 
 /**
@@ -513,26 +534,44 @@ function isThingName(text: string, start: number, end: number): boolean {
   const flags = WORD_FLAGS.get(firstWord) ?? 0;
   if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
   const firstKey = nameKey(firstWord);
-  if (GIVEN_NAME_SET.has(firstKey) || !isThingWord(firstKey)) return false;
-  // The first word is a common word and no name: one more common, unlisted word makes the phrase a thing.
+  if (GIVEN_NAME_SET.has(firstKey)) return false;
+  // A first word that is a common word and no name, and one more common, unlisted word make the
+  // phrase a thing (`Soft Concrete Chicken`). The wider lists (name-data.ts) hold names too (their
+  // subtitles say `joes`, `velde`): a phrase they judge must hold no given name, and its other words
+  // count only capitalized and when no surname (`Joes Kok`, `Dhr. Ela van den Broek` stay names):
+  // a first word of theirs and one more such word, or two more (`Slimmad Bomull Skjorta`).
   // On the span alone: a word of a script without spaces would run to the text's end.
+  const seven = ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey);
+  const needed = seven || WIDER_WORD_SET.has(firstKey) ? 1 : 2;
+  let common = 0;
   const phrase = text.slice(firstEnd, end);
   PHRASE_WORD.lastIndex = 0;
   for (let m = PHRASE_WORD.exec(phrase); m !== null; m = PHRASE_WORD.exec(phrase)) {
     const key = nameKey(m[0]);
-    if (isThingWord(key) && !GIVEN_NAME_SET.has(key)) return true;
+    if (seven) {
+      if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key)) return true;
+      continue;
+    }
+    if (GIVEN_NAME_SET.has(key)) return false;
+    if (SURNAME_SET.has(key) || !isUpperAt(m[0], 0)) continue;
+    if (
+      (ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key) || WIDER_WORD_SET.has(key)) &&
+      ++common === needed
+    )
+      return true;
   }
   return false;
 }
 
-/** A common word of any of the lists' languages, the Nordic ones included. */
-function isThingWord(key: string): boolean {
-  return ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key) || NORDIC_WORD_SET.has(key);
+function isUpperAt(word: string, at: number): boolean {
+  const ch = word[at];
+  if (ch === undefined) return false;
+  return ch !== ch.toLowerCase();
 }
 
 /** Legal forms that a name's last word can be read as (`Fransson Johansson Kommanditbolag`, `Nissen Elektronik ApS`). */
 const LEGAL_FORM_END =
-  /(?:^|[ ])(?:Kommanditbolag|Aktiebolag|Handelsbolag|ApS|Elektronik|Gruppen|Gruppe|Groep|GmbH|Ltda|LTDA|Inc|Corp|Company|Όμιλος|Ομιλος)$/;
+  /(?:^|[ ])(?:Kommanditbolag|Aktiebolag|Handelsbolag|ApS|Elektronik|Gruppen|Gruppe|Groep|GmbH|Ltda|LTDA|Inc|Corp|Company|Asociados|Associados|Hermanos|Hijos|Filhos|Irmãos|Όμιλος|Ομιλος)$/;
 
 const LEGAL_FORM_LAST = new Set(
   LEGAL_FORM_END.source
