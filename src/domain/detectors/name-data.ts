@@ -32,7 +32,7 @@ export const FOREIGN_WORD_SET = setOf(FOREIGN_WORDS_DATA);
  * that the sets above lack. Their subtitles also use many Dutch, German and French surnames as words
  * (`prinsen`, `horna`), so this set only says that a phrase which starts with no given name is a
  * thing (`Otrolig Granit Skor`, `Bicicleta Rústico de Hormigón` after `name:`;
- * docs/detectors.md#person-name-world), never that a word after a given name is no surname.
+ * docs/detectors.md#person-name-floors), never that a word after a given name is no surname.
  */
 export const WIDER_WORD_SET = setOf(`${NORDIC_WORDS_DATA} ${SPANISH_WORDS_DATA}`);
 

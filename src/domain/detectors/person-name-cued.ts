@@ -557,7 +557,7 @@ function arabicWords(): Set<string> {
  * An Arabic field's value names a person when a word of it is a listed given name or an `al-`,
  * `abd`, `abu` or `bin` word, or when it is two words or more of which none is a common Arabic
  * word: products are named with common words (`كرسي بلاستيك`), family names mostly not
- * (docs/detectors.md#person-name-world).
+ * (docs/detectors.md#person-name-floors).
  */
 function arabicValueFits(words: string[]): boolean {
   const names = arabicNames();
