@@ -436,6 +436,25 @@ describe("detector rules", () => {
     assert.deepEqual(found("person-name", "George Washington University"), []);
   });
 
+  it("person names in field values of other languages: things and firms are not persons (docs/detectors.md#person-name-floors)", () => {
+    // Products of common Swedish, Greek and Arabic words; a firm of two partners joined by `y`.
+    assert.deepEqual(found("person-name", "name: Slimmad Bomull Skjorta\nversion: 1"), []);
+    assert.deepEqual(found("person-name", '{"name": "Ergonomisk Bomull Stol"}'), []);
+    assert.deepEqual(found("person-name", '{"name": "Κομψό Φρέσκο Τυρί"}'), []);
+    assert.deepEqual(found("person-name", "customer_name: كرسي بلاستيك"), []);
+    assert.deepEqual(found("person-name", "From: Tamez Muñoz y Mota Leal <a@example.com>"), []);
+    assert.deepEqual(found("person-name", '{"name": "Bicicleta Licenciado de Madeira"}'), []);
+    // Names beside them: a surname that is a Greek word, Arabic names in no list, `y` after a given name.
+    assert.deepEqual(found("person-name", '{"customer_name": "Ingrid Solheim"}'), ["Ingrid Solheim"]);
+    assert.deepEqual(found("person-name", "customer_name: Σοφία Ζωγράφος"), ["Σοφία Ζωγράφος"]);
+    assert.deepEqual(found("person-name", "customer_name: عوضية همدان"), ["عوضية همدان"]);
+    assert.deepEqual(found("person-name", "customer_name: فاطمه زقية"), ["فاطمه زقية"]);
+    assert.deepEqual(found("person-name", "De: José Ortega y Gasset <a@example.com>"), [
+      "José Ortega y Gasset",
+    ]);
+    assert.deepEqual(found("person-name", "Dhr. Ela van den Broek will join"), ["Dhr. Ela van den Broek"]);
+  });
+
   it("addresses: the place after a street belongs to it; a street type alone, or a number that counts something, is not an address", () => {
     assert.deepEqual(found("address", "Ship to 221B Baker Street, London."), ["221B Baker Street, London"]);
     assert.deepEqual(found("address", "Over 200 Wall Street firms"), []);

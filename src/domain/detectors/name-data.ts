@@ -3,6 +3,8 @@ import { COUNTRIES_DATA } from "./word-data/countries.js";
 import { ENGLISH_WORDS_DATA } from "./word-data/english-words.js";
 import { FOREIGN_WORDS_DATA } from "./word-data/foreign-words.js";
 import { GIVEN_NAMES_DATA } from "./word-data/given-names.js";
+import { NORDIC_WORDS_DATA } from "./word-data/nordic-words.js";
+import { SPANISH_WORDS_DATA } from "./word-data/spanish-words.js";
 import { SURNAMES_DATA } from "./word-data/surnames.js";
 
 /**
@@ -25,6 +27,34 @@ export const ENGLISH_WORD_SET = setOf(ENGLISH_WORDS_DATA);
  * this set judges only the words after a given name, and names from outside the lists.
  */
 export const FOREIGN_WORD_SET = setOf(FOREIGN_WORDS_DATA);
+/**
+ * Common words of Swedish, Norwegian and Danish, and the Spanish ones past the commonest 10,000,
+ * that the sets above lack. Their subtitles also use many Dutch, German and French surnames as words
+ * (`prinsen`, `horna`), so this set only says that a phrase which starts with no given name is a
+ * thing (`Otrolig Granit Skor`, `Bicicleta Rústico de Hormigón` after `name:`;
+ * docs/detectors.md#person-name-floors), never that a word after a given name is no surname.
+ */
+export const WIDER_WORD_SET = setOf(`${NORDIC_WORDS_DATA} ${SPANISH_WORDS_DATA}`);
+
+/**
+ * The form an Arabic word is looked up in: short vowels and the elongation mark dropped, the forms
+ * of alef, a final `ة` and `ى` written one way (`فاطمة` and `فاطمه` are one name).
+ */
+export function arabicKey(word: string): string {
+  return word
+    .replace(/[\u064b-\u065f\u0670\u0640]/g, "")
+    .replace(/[\u0622\u0623\u0625\u0671]/g, "\u0627")
+    .replace(/\u0629/g, "\u0647")
+    .replace(/\u0649/g, "\u064a");
+}
+
+/** The form a Greek word is looked up in: lower case, accents and diaeresis dropped. */
+export function greekKey(word: string): string {
+  return word
+    .toLowerCase()
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "");
+}
 
 /** Country names in seven languages, words as `nameKey` writes them, joined by a space. */
 export const COUNTRY_SET = new Set(COUNTRIES_DATA.split("|"));

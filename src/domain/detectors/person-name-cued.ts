@@ -1,6 +1,18 @@
 import type { Span } from "../content-scan.js";
-import { ENGLISH_WORD_SET, FOREIGN_WORD_SET, GIVEN_NAME_SET, nameKey, SURNAME_SET } from "./name-data.js";
+import {
+  arabicKey,
+  ENGLISH_WORD_SET,
+  FOREIGN_WORD_SET,
+  GIVEN_NAME_SET,
+  greekKey,
+  nameKey,
+  SURNAME_SET,
+  WIDER_WORD_SET,
+} from "./name-data.js";
 import { FILLER, GIVEN, NOT_FIRST, SURNAME_STOP, WORD_FLAGS } from "./name-lists.js";
+import { ARABIC_GIVEN_NAMES_DATA } from "./word-data/arabic-names.js";
+import { ARABIC_WORDS_DATA } from "./word-data/arabic-words.js";
+import { GREEK_WORDS_DATA } from "./word-data/greek-words.js";
 
 /**
  * Person names that the context marks, in any case and in scripts without capitals
@@ -308,6 +320,8 @@ enum Reading {
   /** A common word of the six other languages (their frequency lists also hold `maria`, `john`). */
   Foreign = 8,
   Filler = 16,
+  /** A common word of the wider lists: only a value without a given name first asks (name-data.ts). */
+  Wider = 32,
 }
 
 function readLatin(word: string): number {
@@ -319,6 +333,7 @@ function readLatin(word: string): number {
   if (SURNAME_SET.has(key)) r |= Reading.Surname;
   if (ENGLISH_WORD_SET.has(key) || flags & NOT_FIRST) r |= Reading.Ordinary;
   if (FOREIGN_WORD_SET.has(key)) r |= Reading.Foreign;
+  if (WIDER_WORD_SET.has(key)) r |= Reading.Wider;
   if (flags & (FILLER | SURNAME_STOP) || FIRM_WORDS.has(key)) r |= Reading.Filler;
   // Hyphenated: each half read (`Jean-Pierre`, `García-Márquez`).
   const hyphen = word.indexOf("-");
@@ -361,6 +376,12 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   let firstReading = 0;
   let anyOrdinary = false;
   let anyForeign = false;
+  let wider = 0;
+  /**
+   * How many words stood before a `y` read past: one person's two surnames join with it after a
+   * given name (`José Ortega y Gasset`), two partners' names make a firm (`Tamez Muñoz y Mota Leal`).
+   */
+  let joined = 0;
   let unlisted = false;
   let afterParticle = false;
   let shape = Shape.Other;
@@ -373,6 +394,7 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
       if (count > 0 && PARTICLES.has(word.toLowerCase())) {
         const next = wordAt(text, w.end, script, 40);
         if (next === null || next.start - w.end > 2) break;
+        if (word === "y") joined = count;
         w = next;
         afterParticle = true;
         continue;
@@ -412,6 +434,7 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
       } else if (r & Reading.Ordinary || (r & Reading.Foreign && !afterParticle)) break;
       // `van den Heuvel`, `de la Fuente`: after a particle, a word of the language is a surname.
       if (r & Reading.Ordinary) anyOrdinary = true;
+      if (r & (Reading.Wider | Reading.Foreign) && !listed) wider++;
       if (r & Reading.Foreign && !listed && !afterParticle) anyForeign = true;
       afterParticle = false;
     } else if (OTHER_STOP.has(word)) break;
@@ -432,6 +455,8 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
     if (w !== null && w.start - pos > 2) break;
   }
   if (end === null) return null;
+  // Two words after the `y` are a second person: the value names a firm.
+  if (joined > 0 && count - joined >= 2) return null;
   if (unlisted && (count < 2 || anyOrdinary || anyForeign || !endsLine(text, end))) return null;
   if (
     script !== Script.Latin &&
@@ -442,7 +467,16 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   if (script === Script.Latin && mode === Mode.Value && !(firstReading & Reading.Given)) {
     // `Acme Billing`, `Widget Pro`: without a given name first, no word may be a common one.
     // `Sørlie-Torp Solheim`: two surnames joined first, then a third, is how firms are named.
-    if (anyOrdinary || count < 2 || text.slice(first.start, first.end).includes("-")) return null;
+    // `Otrolig Granit Skor`: two common words of the other languages, too, make such a value a thing.
+    // `Luna Farías y Carrasco`: surnames joined by `y` without a given name first name a firm.
+    if (
+      anyOrdinary ||
+      wider >= 2 ||
+      joined > 0 ||
+      count < 2 ||
+      text.slice(first.start, first.end).includes("-")
+    )
+      return null;
   }
   if (whole && !valueEnds(text, end)) return null;
   return end;
@@ -485,12 +519,56 @@ export function hasAdjective(phrase: string): boolean {
   return false;
 }
 
-/** Common Arabic given names: a field's value in Arabic script names a person with one of them or an `al-`, `abd`, `abu`, `bin` word. */
-const ARABIC_NAME_WORDS = new Set(
-  "محمد أحمد علي حسن حسين عمر خالد يوسف إبراهيم مصطفى محمود سعيد كريم سامي طارق فاطمة عائشة مريم زينب نور سارة ليلى هدى خديجة أمينة ياسمين".split(
-    " ",
-  ),
-);
+/** Common Arabic given names, written by hand; `arabicNames` adds a public list's (word-data/SOURCES.md). */
+const ARABIC_NAME_WORDS =
+  "محمد أحمد علي حسن حسين عمر خالد يوسف إبراهيم مصطفى محمود سعيد كريم سامي طارق فاطمة عائشة مريم زينب نور سارة ليلى هدى خديجة أمينة ياسمين";
+
+let greekWordSet: Set<string> | null = null;
+/** Common Greek words (word-data/greek-words.ts), built on the first Greek value. */
+function greekWords(): Set<string> {
+  greekWordSet ??= new Set(GREEK_WORDS_DATA.split(" "));
+  return greekWordSet;
+}
+
+/**
+ * Whether two words of a Greek phrase are common Greek words: a product or a firm (`Κομψό Φρέσκο
+ * Τυρί`), not a person, whose surname alone may be a word (`Ζωγράφος`, `Οικονόμου`).
+ */
+export function hasGreekWords(phrase: string): boolean {
+  let common = 0;
+  for (const w of phrase.split(/[^\p{L}]+/u))
+    if (w !== "" && greekWords().has(greekKey(w)) && ++common === 2) return true;
+  return false;
+}
+
+let arabicNameSet: Set<string> | null = null;
+let arabicWordSet: Set<string> | null = null;
+/** Built on the first Arabic value: most texts hold none, and skip the cost of the sets. */
+function arabicNames(): Set<string> {
+  arabicNameSet ??= new Set(`${ARABIC_NAME_WORDS} ${ARABIC_GIVEN_NAMES_DATA}`.split(" ").map(arabicKey));
+  return arabicNameSet;
+}
+function arabicWords(): Set<string> {
+  arabicWordSet ??= new Set(ARABIC_WORDS_DATA.split(" "));
+  return arabicWordSet;
+}
+
+/**
+ * An Arabic field's value names a person when a word of it is a listed given name or an `al-`,
+ * `abd`, `abu` or `bin` word, or when it is two words or more of which none is a common Arabic
+ * word: products are named with common words (`كرسي بلاستيك`), family names mostly not
+ * (docs/detectors.md#person-name-floors).
+ */
+function arabicValueFits(words: string[]): boolean {
+  const names = arabicNames();
+  let common = false;
+  for (const w of words) {
+    const key = arabicKey(w);
+    if (names.has(key) || /^(?:ال|عبد|ابو|بن)/.test(key)) return true;
+    if (arabicWords().has(key)) common = true;
+  }
+  return !common && words.length >= 2;
+}
 
 /**
  * A field's or header's value in another script names a person: Chinese and Korean names are one
@@ -514,10 +592,13 @@ function otherValueFits(text: string, start: number, end: number, script: Script
     case Script.Greek:
       return (
         count >= 2 &&
-        words.every((w) => !/^\p{Lu}{2,}$/u.test(w) && !/^\p{Lu}\p{Ll}+\p{Lu}/u.test(w) && !ADJECTIVE.test(w))
+        words.every(
+          (w) => !/^\p{Lu}{2,}$/u.test(w) && !/^\p{Lu}\p{Ll}+\p{Lu}/u.test(w) && !ADJECTIVE.test(w),
+        ) &&
+        (script !== Script.Greek || !hasGreekWords(value))
       );
     case Script.Arabic:
-      return words.some((w) => ARABIC_NAME_WORDS.has(w) || /^(?:ال|عبد|أبو|بن)/.test(w));
+      return arabicValueFits(words);
     default:
       return true;
   }

@@ -7,6 +7,7 @@ import {
   isCountry,
   nameKey,
   SURNAME_SET,
+  WIDER_WORD_SET,
 } from "./name-data.js";
 import {
   DOTTED_TITLE,
@@ -19,7 +20,7 @@ import {
   TITLE,
   WORD_FLAGS,
 } from "./name-lists.js";
-import { findCuedNames, hasAdjective } from "./person-name-cued.js";
+import { findCuedNames, hasAdjective, hasGreekWords } from "./person-name-cued.js";
 import { isAsciiLetter, isDigit, isWordChar, lowerBefore, normalizeSpans } from "./spans.js";
 import { FIRMS_DATA } from "./word-data/firms.js";
 
@@ -425,7 +426,8 @@ const FIRM_SET = new Set([
 const FIRM_SUFFIX =
   /^,?[ ]{1,2}(?:&[ ]{1,2}(?:Co|Cie|Sons|Söhne|Partners?|Associates)(?![\p{L}])|(?:LLP|LLC|L\.L\.C\.|Inc|PLC|plc|Ltd|GmbH|AG|KG|OHG|SE|SA|S\.A\.|S\.L\.|S\.C\.|S\.R\.L\.|SpA|S\.p\.A\.|Srl|SARL|NV|BV|AB|HB|KB|AS|A\/S|ApS|ANS|DA|ASA|Oy|Oyj|Kommanditbolag|Aktiebolag|Handelsbolag|Asociados|Associados|Hermanos|Hnos|Hijos|Filhos|Irmãos|Bros|Brothers|Sons|Söhne|Partners?|Associates|Group|Gruppe|Gruppen|Holding|Holdings|Corp|Corporation|Company|Co|LTDA|Ltda|Sp|a\.s|s\.r\.o|e figli|e Figli|e Hijos|e Filhos|und Partner|Combinatie|Groep|Bryggerier)(?![\p{L}]))/u;
 /** Surnames listed with commas and a last `und`, `og`, `y`, ... name a firm (`Kristoffersen Ruud, Kvarme og Borge`). */
-const FIRM_LIST = /^,[ ]\p{Lu}[\p{L}'-]+(?:[ ]\p{Lu}[\p{L}'-]+)?[ ](?:og|och|und|y|e|et|a|en|&)[ ]\p{Lu}/u;
+const FIRM_LIST =
+  /^,[ ]\p{Lu}[\p{L}'-]+(?:[ ](?:(?:de|del|da|do|dos|van|von)[ ])?\p{Lu}[\p{L}'-]+)?[ ](?:og|och|und|y|e|et|a|en|&)[ ]\p{Lu}/u;
 /** Honorific and degree suffixes after a name, taken into its span (docs/detectors.md#person-name-world). */
 const NAME_SUFFIX =
   /^,?[ ]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.D\.|PhD|M\.D\.|MD|DDS|DVM|Esq\.?|CPA)(?![\p{L}\p{N}])/u;
@@ -481,7 +483,7 @@ export function findPersonNames(text: string): Span[] {
     }
     if (
       isListedFirm(text, s.start, s.end) ||
-      isThingName(text, s.start, s.end) ||
+      isThingName(text, valueStart(text, s.start), s.end) ||
       endsInLegalForm(text, s.end)
     )
       continue;
@@ -492,6 +494,30 @@ export function findPersonNames(text: string): Span[] {
 }
 
 /**
+ * Where the value holding a span starts, when one capitalized word that is no given name stands
+ * between the span and a quote, `:` or `=` (`"name": "Bicicleta Licenciado de Madeira"`, the span
+ * from `Licenciado`): the thing test reads the value from there. A span that starts with a given
+ * name, or any other span, starts where it starts.
+ */
+function valueStart(text: string, start: number): number {
+  const before = start - 1;
+  if (text.charCodeAt(before) !== 32) return start;
+  let i = before;
+  while (i > 0 && isNameLetter(text.charCodeAt(i - 1))) i--;
+  if (i === before || !isUpperAt(text, i)) return start;
+  const opener = text.charCodeAt(i - 1);
+  const opened =
+    opener === 34 || opener === 39 || opener === 61 || (opener === 32 && text.charCodeAt(i - 2) === 58);
+  if (!opened) return start;
+  let firstEnd = start;
+  while (isNameLetter(text.charCodeAt(firstEnd))) firstEnd++;
+  const first = text.slice(start, firstEnd);
+  if ((WORD_FLAGS.get(first) ?? 0) & (GIVEN | TITLE | DOTTED_TITLE) || GIVEN_NAME_SET.has(nameKey(first)))
+    return start;
+  return i;
+}
+
+/**
  * A capitalized phrase of common words without a given name first names a thing, not a person
  * (`Soft Concrete Chicken`, `Tasty Rubber Tuna` after `name:`), as does a Cyrillic or Greek one
  * with an adjective (`Маленький Кожанный Куртка`, `Εργονομικό Κατεψυγμένο Ωάρι`);
@@ -499,7 +525,8 @@ export function findPersonNames(text: string): Span[] {
  */
 function isThingName(text: string, start: number, end: number): boolean {
   const c = text.charCodeAt(start);
-  if (c >= 0x370 && c <= 0x52f) return hasAdjective(text.slice(start, end));
+  if (c >= 0x370 && c <= 0x52f)
+    return hasAdjective(text.slice(start, end)) || (c <= 0x3ff && hasGreekWords(text.slice(start, end)));
   if (c > 0x24f) return false;
   let firstEnd = start;
   while (firstEnd < end && isNameLetter(text.charCodeAt(firstEnd))) firstEnd++;
@@ -507,22 +534,44 @@ function isThingName(text: string, start: number, end: number): boolean {
   const flags = WORD_FLAGS.get(firstWord) ?? 0;
   if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
   const firstKey = nameKey(firstWord);
-  if (GIVEN_NAME_SET.has(firstKey) || !(ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey)))
-    return false;
-  // The first word is a common word and no name: one more common, unlisted word makes the phrase a thing.
+  if (GIVEN_NAME_SET.has(firstKey)) return false;
+  // A first word that is a common word and no name, and one more common, unlisted word make the
+  // phrase a thing (`Soft Concrete Chicken`). The wider lists (name-data.ts) hold names too (their
+  // subtitles say `joes`, `velde`): a phrase they judge must hold no given name, and its other words
+  // count only capitalized and when no surname (`Joes Kok`, `Dhr. Ela van den Broek` stay names):
+  // a first word of theirs and one more such word, or two more (`Slimmad Bomull Skjorta`).
   // On the span alone: a word of a script without spaces would run to the text's end.
+  const seven = ENGLISH_WORD_SET.has(firstKey) || FOREIGN_WORD_SET.has(firstKey);
+  const needed = seven || WIDER_WORD_SET.has(firstKey) ? 1 : 2;
+  let common = 0;
   const phrase = text.slice(firstEnd, end);
   PHRASE_WORD.lastIndex = 0;
   for (let m = PHRASE_WORD.exec(phrase); m !== null; m = PHRASE_WORD.exec(phrase)) {
     const key = nameKey(m[0]);
-    if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key)) return true;
+    if (seven) {
+      if ((ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key)) && !GIVEN_NAME_SET.has(key)) return true;
+      continue;
+    }
+    if (GIVEN_NAME_SET.has(key)) return false;
+    if (SURNAME_SET.has(key) || !isUpperAt(m[0], 0)) continue;
+    if (
+      (ENGLISH_WORD_SET.has(key) || FOREIGN_WORD_SET.has(key) || WIDER_WORD_SET.has(key)) &&
+      ++common === needed
+    )
+      return true;
   }
   return false;
 }
 
+function isUpperAt(word: string, at: number): boolean {
+  const ch = word[at];
+  if (ch === undefined) return false;
+  return ch !== ch.toLowerCase();
+}
+
 /** Legal forms that a name's last word can be read as (`Fransson Johansson Kommanditbolag`, `Nissen Elektronik ApS`). */
 const LEGAL_FORM_END =
-  /(?:^|[ ])(?:Kommanditbolag|Aktiebolag|Handelsbolag|ApS|Elektronik|Gruppen|Gruppe|Groep|GmbH|Ltda|LTDA|Inc|Corp|Company)$/;
+  /(?:^|[ ])(?:Kommanditbolag|Aktiebolag|Handelsbolag|ApS|Elektronik|Gruppen|Gruppe|Groep|GmbH|Ltda|LTDA|Inc|Corp|Company|Asociados|Associados|Hermanos|Hijos|Filhos|Irmãos|Όμιλος|Ομιλος)$/;
 
 const LEGAL_FORM_LAST = new Set(
   LEGAL_FORM_END.source
