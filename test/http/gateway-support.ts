@@ -2,14 +2,20 @@ import assert from "node:assert/strict";
 import { request } from "node:http";
 import { after, before } from "node:test";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
-import type { CatalogData } from "../../src/domain/catalog.js";
+import type { Api, CatalogData } from "../../src/domain/catalog.js";
 import {
   type LocalUpstream,
   type ReceivedRequest,
   type ScriptedAnswer,
   startLocalUpstream,
 } from "../../src/local-upstream/server.js";
-import { startTestServer, type TestOrg, type TestServer, type TestServerOptions } from "../helpers/server.js";
+import {
+  call,
+  startTestServer,
+  type TestOrg,
+  type TestServer,
+  type TestServerOptions,
+} from "../helpers/server.js";
 import { type MadeKey, orgSteps } from "./org-support.js";
 
 /**
@@ -161,8 +167,22 @@ export function post(
   /** The body's media type; a string body is sent as it is. */
   contentType = "application/json",
 ): Promise<RawResponse> {
+  return rawPost(
+    server,
+    path,
+    { authorization: `Bearer ${key}`, "content-type": contentType, ...(host ? { host } : {}) },
+    typeof body === "string" ? body : JSON.stringify(body),
+  );
+}
+
+/** A POST with exactly these headers (and the payload's length), for what an SDK will not send. */
+export function rawPost(
+  server: TestServer,
+  path: string,
+  headers: Record<string, string>,
+  payload: string,
+): Promise<RawResponse> {
   const { port } = new URL(server.origin);
-  const payload = typeof body === "string" ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -170,12 +190,7 @@ export function post(
         port,
         path,
         method: "POST",
-        headers: {
-          authorization: `Bearer ${key}`,
-          "content-type": contentType,
-          "content-length": Buffer.byteLength(payload),
-          ...(host ? { host } : {}),
-        },
+        headers: { ...headers, "content-length": Buffer.byteLength(payload) },
       },
       (res) => {
         let text = "";
@@ -236,4 +251,119 @@ export function events(text: string): { data: unknown[]; done: boolean } {
     else data.push(JSON.parse(value));
   }
   return { data, done };
+}
+
+/** The events of a streamed answer: each event's `event:` name and parsed data. */
+export function namedEvents(text: string): { name: string | undefined; data: Record<string, unknown> }[] {
+  const out: { name: string | undefined; data: Record<string, unknown> }[] = [];
+  for (const block of text.split("\n\n")) {
+    const lines = block.split("\n");
+    const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim());
+    if (data.length === 0) continue;
+    const name = lines
+      .find((l) => l.startsWith("event:"))
+      ?.slice(6)
+      .trim();
+    out.push({ name, data: JSON.parse(data.join("\n")) });
+  }
+  return out;
+}
+
+/** Runs `use` with the upstream scripted by `next`, answering normally again after, whatever happens. */
+export async function withScript<T>(
+  bench: GatewayBench,
+  next: NonNullable<GatewayBench["script"]["next"]>,
+  use: () => Promise<T>,
+): Promise<T> {
+  bench.script.next = next;
+  try {
+    return await use();
+  } finally {
+    bench.script.next = undefined;
+  }
+}
+
+/** The shipped catalog with the named providers speaking only `apis` (docs/gateway.md#provider-apis). */
+export function catalogSpeaking(providerIds: string[], apis: Api[]): CatalogData {
+  const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
+  return {
+    ...shipped,
+    providers: shipped.providers.map((p) => (providerIds.includes(p.id) ? { ...p, apis } : p)),
+  };
+}
+
+/** A chat completion stream's events, each chunk as the provider would write it, then [DONE]. */
+export const chatStream = (...data: unknown[]): string[] => [
+  ...data.map((d) => `data: ${JSON.stringify(d)}\n\n`),
+  "data: [DONE]\n\n",
+];
+
+/**
+ * The chunks of a chat answer that is one tool call, streamed: the call opened with its id and
+ * name, its arguments in `pieces`, the `tool_calls` finish, then the usage chunk.
+ */
+export function toolCallChunks(
+  model: string,
+  call: { id: string; name: string },
+  pieces: string[],
+  usage: { prompt_tokens: number; completion_tokens: number },
+): Record<string, unknown>[] {
+  const base = { id: "c1", object: "chat.completion.chunk", created: 1, model };
+  return [
+    {
+      ...base,
+      choices: [
+        {
+          index: 0,
+          delta: {
+            role: "assistant",
+            tool_calls: [
+              { index: 0, id: call.id, type: "function", function: { name: call.name, arguments: "" } },
+            ],
+          },
+        },
+      ],
+    },
+    ...pieces.map((arguments_) => ({
+      ...base,
+      choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: arguments_ } }] } }],
+    })),
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
+    {
+      ...base,
+      choices: [],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    },
+  ];
+}
+
+/**
+ * The event types a client read from a stream the upstream broke off after `breakStreamAfter`
+ * events, the client having raised `error` at the break (docs/gateway.md#upstream-stream-broken).
+ */
+export async function typesBeforeBreak(
+  bench: GatewayBench,
+  breakStreamAfter: number,
+  open: () => AsyncIterable<{ type: string }> | Promise<AsyncIterable<{ type: string }>>,
+  error: Parameters<typeof assert.rejects>[1],
+): Promise<string[]> {
+  const seen: string[] = [];
+  await withScript(
+    bench,
+    () => ({ breakStreamAfter }),
+    async () => {
+      const stream = await open();
+      await assert.rejects(async () => {
+        for await (const event of stream) seen.push(event.type);
+      }, error);
+    },
+  );
+  return seen;
+}
+
+/** After a stream broken off: what was sent is charged and nothing stays reserved (docs/behaviour.md#budgets). */
+export async function assertChargedNothingReserved(bench: GatewayBench, secret: string): Promise<void> {
+  const current = await call(bench.server, "GET", "/api/v1/key", { key: secret });
+  assert.equal(current.body.data.budgets[0].reserved_usd, 0);
+  assert.equal(current.body.data.usage > 0, true);
 }
