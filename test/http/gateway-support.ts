@@ -10,7 +10,9 @@ import {
   startLocalUpstream,
 } from "../../src/local-upstream/server.js";
 import {
+  type ApiResponse,
   call,
+  clientFor,
   startTestServer,
   type TestOrg,
   type TestServer,
@@ -366,4 +368,65 @@ export async function assertChargedNothingReserved(bench: GatewayBench, secret: 
   const current = await call(bench.server, "GET", "/api/v1/key", { key: secret });
   assert.equal(current.body.data.budgets[0].reserved_usd, 0);
   assert.equal(current.body.data.usage > 0, true);
+}
+
+/** The usage report's bench: two organizations' requests on one day, read the next day. */
+export interface UsageDay {
+  readonly bench: GatewayBench;
+  /** The organization whose report is read. */
+  readonly setup: Awaited<ReturnType<typeof orgWithKey>>;
+  /** Another organization, whose requests never show in `setup`'s report. */
+  readonly other: Awaited<ReturnType<typeof orgWithKey>>;
+  /** A GET as `key` (the organization's management key by default). */
+  get(path: string, key?: string): Promise<ApiResponse>;
+  /** The usage report of `day` with the query's other parameters. */
+  usage(query: string): Promise<ApiResponse>;
+}
+
+/**
+ * Starts a bench before the suite's tests (call inside `describe`) whose clock stands on `day`
+ * while `send` makes its requests, each charged 1,000 prompt and 100 completion tokens, and moves to
+ * noon of the next day after, so the report reads a closed day (docs/behaviour.md#usage-by-api,
+ * docs/behaviour.md#usage-by-session).
+ */
+export function usageDay(
+  day: string,
+  send: (bench: GatewayBench, setup: UsageDay["setup"], other: UsageDay["other"]) => Promise<void>,
+): UsageDay {
+  let clock = new Date(`${day}T10:00:00.000Z`);
+  let started: { bench: GatewayBench; setup: UsageDay["setup"]; other: UsageDay["other"] } | undefined;
+  before(async () => {
+    const bench = await startGatewayBench({ now: () => clock });
+    const setup = await orgWithKey(bench);
+    const other = await orgWithKey(bench);
+    started = { bench, setup, other };
+    await withScript(
+      bench,
+      () => ({ usage: { prompt_tokens: 1000, completion_tokens: 100 } }),
+      () => send(bench, setup, other),
+    );
+    clock = new Date(Date.parse(`${day}T12:00:00.000Z`) + 86_400_000);
+  });
+  after(async () => {
+    await started?.bench.close();
+  });
+  const ready = () => {
+    assert.ok(started, "the bench is started before the tests");
+    return started;
+  };
+  const get = (path: string, key?: string) =>
+    clientFor(ready().bench.server, key ?? ready().setup.org.key).get(path);
+  return {
+    get bench() {
+      return ready().bench;
+    },
+    get setup() {
+      return ready().setup;
+    },
+    get other() {
+      return ready().other;
+    },
+    get,
+    usage: (query: string) => get(`/api/v1/usage?from=${day}&to=${day}&${query}`),
+  };
 }
