@@ -90,6 +90,27 @@ export function spanTable(title: string, nameHead: string, rows: SpanScore[]): s
   ].join("\n");
 }
 
+/** English titles and generational or degree suffixes: they identify nobody, so a name is found without them. */
+export const NAME_AFFIXES: ReadonlySet<string> = new Set([
+  "mr",
+  "mrs",
+  "ms",
+  "miss",
+  "dr",
+  "jr",
+  "sr",
+  "i",
+  "ii",
+  "iii",
+  "iv",
+  "v",
+  "md",
+  "dds",
+  "phd",
+  "dvm",
+  "prof",
+]);
+
 /**
  * Whether every word of the value at `start`..`end` of `text` is covered (`covers` its bounds),
  * affixes that identify nobody (titles, generational or degree suffixes) aside.

@@ -5,6 +5,7 @@ import { DETECTORS } from "../../src/domain/detectors/index.js";
 import { BUILTIN_RANK, type LabelledSpan, resolveOverlaps } from "../../src/domain/overlaps.js";
 import {
   assertAtLeast,
+  NAME_AFFIXES,
   spanPrecision as precisionOf,
   spanRecall as recallOf,
   type SpanScore,
@@ -42,10 +43,8 @@ const recallFloor = (slug: EvalSlug) => (CONTEXTUAL.includes(slug) ? 0.9 : 0.95)
 const precisionFloor = (_slug: EvalSlug) => 0.95;
 /** Words of a value that identify nobody: honorifics and generational or degree suffixes. */
 const AFFIXES = new Set([
-  "mr",
-  "mrs",
-  "ms",
-  "miss",
+  ...NAME_AFFIXES,
+  // The other locales' honorifics.
   "m",
   "mme",
   "mlle",
@@ -54,19 +53,6 @@ const AFFIXES = new Set([
   "sig",
   "sra",
   "sta",
-  "dr",
-  "jr",
-  "sr",
-  "i",
-  "ii",
-  "iii",
-  "iv",
-  "v",
-  "md",
-  "dds",
-  "phd",
-  "dvm",
-  "prof",
 ]);
 
 function redactAll(text: string): LabelledSpan[] {
