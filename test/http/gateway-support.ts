@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { request } from "node:http";
+import { request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before } from "node:test";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import type { Api, CatalogData } from "../../src/domain/catalog.js";
@@ -429,4 +430,91 @@ export function usageDay(
     get,
     usage: (query: string) => get(`/api/v1/usage?from=${day}&to=${day}&${query}`),
   };
+}
+
+/**
+ * The service, with the shipped catalog, in front of a hand-written upstream that `start` listens
+ * (one that answers as no bundled upstream does), and one inference key; started before the suite's
+ * tests and closed after them (call inside `describe`).
+ */
+export function behindUpstream(start: () => Promise<Server>): {
+  readonly server: TestServer;
+  readonly secret: string;
+} {
+  let started: { upstream: Server; server: TestServer; secret: string } | undefined;
+  before(async () => {
+    // The SDK falls back to these variables; the tests pass everything explicitly.
+    delete process.env.OPENROUTER_API_KEY;
+    delete process.env.OPENROUTER_BASE_URL;
+    const upstream = await start();
+    const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
+    const server = await startTestServer({
+      catalog,
+      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      providerKeys: Object.fromEntries(catalog.providers.map((p) => [p.id, providerKey(p.id)])),
+    });
+    const secret = (await orgSteps(server, await server.newOrg()).key()).secret;
+    started = { upstream, server, secret };
+  });
+  after(async () => {
+    await started?.server.close();
+    await new Promise((resolve) => started?.upstream.close(resolve));
+  });
+  const ready = () => {
+    assert.ok(started, "the service is started before the tests");
+    return started;
+  };
+  return {
+    get server() {
+      return ready().server;
+    },
+    get secret() {
+      return ready().secret;
+    },
+  };
+}
+
+/** The data of each server-sent event of a streamed answer, parsed ("[DONE]" left out). */
+export function streamData(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const block of text.split("\n\n")) {
+    const data = block
+      .split("\n")
+      .filter((l) => l.startsWith("data:"))
+      .map((l) => l.slice(5).trim())
+      .join("\n");
+    if (data !== "" && data !== "[DONE]") out.push(JSON.parse(data));
+  }
+  return out;
+}
+
+/** One HTTP/1.1 response as read off the wire. */
+export interface WireResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Consecutive HTTP/1.1 responses with Content-Length bodies, parsed from raw bytes. */
+export function parseWireResponses(raw: Buffer): WireResponse[] {
+  const out: WireResponse[] = [];
+  let rest = raw;
+  while (rest.length > 0) {
+    const end = rest.indexOf("\r\n\r\n");
+    if (end < 0) break;
+    const [statusLine = "", ...lines] = rest.subarray(0, end).toString("latin1").split("\r\n");
+    const headers: Record<string, string> = {};
+    for (const line of lines) {
+      const colon = line.indexOf(":");
+      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    const length = Number(headers["content-length"] ?? 0);
+    out.push({
+      status: Number(statusLine.split(" ")[1]),
+      headers,
+      body: rest.subarray(end + 4, end + 4 + length).toString("utf8"),
+    });
+    rest = rest.subarray(end + 4 + length);
+  }
+  return out;
 }
