@@ -1,30 +1,28 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
-import type { Api, CatalogData } from "../../src/domain/catalog.js";
 import type { ReceivedRequest, ScriptedAnswer } from "../../src/local-upstream/server.js";
 import {
-  type GatewayBench,
   guardKey,
   orgWithKey,
   providerKey,
   type Received,
   startGatewayBench,
 } from "../http/gateway-support.js";
+import {
+  AGENT_PATH,
+  agentCatalog,
+  type ChildRun,
+  findAgent,
+  inTempFolder,
+  onlyRequestSince,
+  reportOf,
+  runChild,
+  suiteBench,
+} from "./agent-support.js";
 
 /**
  * Claude Code (`@anthropic-ai/claude-code`), an agent that speaks only the Anthropic Messages API,
@@ -38,73 +36,35 @@ import {
  * `claude` launcher) and is skipped otherwise.
  */
 
-/** Where the `claude` launcher is, or undefined when the package is not installed. */
-function findClaude(): string | undefined {
-  const named = process.env.GUARDRAILS_CLAUDE_BIN;
-  if (named) return existsSync(named) ? realpathSync(named) : undefined;
-  try {
-    const root = dirname(createRequire(import.meta.url).resolve("@anthropic-ai/claude-code/package.json"));
+const { launcher: CLAUDE, skip: SKIP } = findAgent({
+  pkg: "@anthropic-ai/claude-code",
+  variable: "GUARDRAILS_CLAUDE_BIN",
+  command: "claude",
+  fromPackage: (require) => {
+    const root = dirname(require.resolve("@anthropic-ai/claude-code/package.json"));
     // The package's postinstall copies the platform's native binary over bin/claude.exe; when install
     // scripts did not run, that file is a small stub and cli-wrapper.cjs finds the binary instead.
     const native = join(root, "bin", "claude.exe");
     if (existsSync(native) && statSync(native).size > 1_000_000) return native;
     const wrapper = join(root, "cli-wrapper.cjs");
     return existsSync(wrapper) ? wrapper : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const CLAUDE = findClaude();
-const SKIP = CLAUDE
-  ? false
-  : "@anthropic-ai/claude-code is not installed: `npm install --no-save @anthropic-ai/claude-code` (or set GUARDRAILS_CLAUDE_BIN to its claude launcher) to run this test";
+  },
+});
 
 /** A model served only by a provider that speaks the Messages API. */
 const MESSAGES_MODEL = "acme/messages-only";
 /** A model served only by a provider that speaks chat completions. */
 const CHAT_MODEL = "acme/chat-only";
 
-/** The shipped catalog's ZDR families, with one provider per API, each serving one model. */
-function agentCatalog(): CatalogData {
-  const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
-  const provider = (id: string, api: Api) => ({
-    id,
-    name: `${api} provider`,
-    // Replaced by the bench's local upstream.
-    base_url: "http://127.0.0.1:1/v1",
-    api_key_env: `${id.toUpperCase().replace("-", "_")}_API_KEY`,
-    byok: false,
-    timeout_ms: 60_000,
-    apis: [api],
-  });
-  const model = (slug: string, providerId: string) => ({
-    slug,
-    canonical_slug: slug,
-    name: `Model ${slug}`,
-    author: "acme",
-    // Claude Code sends about 90 KB of system prompt and tool definitions with every turn.
-    context_length: 400_000,
-    max_output_tokens: 32_000,
-    pricing: { prompt_usd_per_million_tokens: 0.1, completion_usd_per_million_tokens: 0.2 },
-    endpoints: [
-      {
-        provider: providerId,
-        region: "global" as const,
-        zdr: true,
-        trains_on_data: false,
-        publishes_prompts: false,
-        free: false,
-        byok: false,
-      },
+/** One provider per API, each serving one model; Claude Code sends about 90 KB of system prompt and tool definitions with every turn. */
+const agentModels = () =>
+  agentCatalog(
+    [
+      { slug: MESSAGES_MODEL, provider: "messages-only", api: "messages" },
+      { slug: CHAT_MODEL, provider: "chat-only", api: "chat" },
     ],
-  });
-  return {
-    zdr_families: shipped.zdr_families,
-    providers: [provider("messages-only", "messages"), provider("chat-only", "chat")],
-    models: [model(MESSAGES_MODEL, "messages-only"), model(CHAT_MODEL, "chat-only")],
-  };
-}
+    32_000,
+  );
 
 /** What `claude -p --output-format json` prints: one result object (the fields this test reads). */
 interface ClaudeResult {
@@ -115,10 +75,7 @@ interface ClaudeResult {
   session_id: string;
 }
 
-interface ClaudeRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+interface ClaudeRun extends ChildRun {
   /** stdout parsed, or undefined when it is not one JSON object. */
   json: ClaudeResult | undefined;
   /** The models its gateway discovery cached, when asked to discover (undefined: no cache written). */
@@ -135,7 +92,7 @@ function claudeEnv(root: string, origin: string, model: string, smallFastModel: 
   const config = join(root, "config");
   for (const d of [home, config]) mkdirSync(d, { recursive: true });
   return {
-    PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+    PATH: AGENT_PATH,
     HOME: home,
     CLAUDE_CONFIG_DIR: config,
     TMPDIR: root,
@@ -152,9 +109,6 @@ function claudeEnv(root: string, origin: string, model: string, smallFastModel: 
     DISABLE_ERROR_REPORTING: "1",
   };
 }
-
-/** A guard against a claude that never ends; not a measurement. */
-const CLAUDE_KILL_AFTER_MS = 120_000;
 
 /**
  * Runs `claude -p <prompt> --output-format json` in a fresh HOME, config folder and working folder,
@@ -177,13 +131,9 @@ async function claudePrint(
   } = {},
 ): Promise<ClaudeRun> {
   const keyVariable = options.keyVariable ?? "ANTHROPIC_API_KEY";
-  const root = mkdtempSync(join(tmpdir(), "guardrails-claude-"));
-  try {
-    const home = join(root, "home");
-    const config = join(root, "config");
+  return inTempFolder("guardrails-claude-", async (root) => {
     const work = join(root, "work");
-    for (const d of [home, config, work]) mkdirSync(d);
-    if (options.settings) writeFileSync(join(config, "settings.json"), JSON.stringify(options.settings));
+    mkdirSync(work);
     const args = ["-p", prompt, "--output-format", "json"];
     const [command, commandArgs] = launcher.endsWith(".cjs")
       ? [process.execPath, [launcher, ...args]]
@@ -196,34 +146,21 @@ async function claudePrint(
       // At start, GET /api/v1/models?limit=1000 in the Anthropic shape (docs/gateway.md#anthropic-model-list).
       ...(options.discover ? { CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: "1" } : {}),
     };
-    const child = spawn(command, commandArgs, { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding("utf8").on("data", (c: string) => {
-      stderr += c;
-    });
-    const guard = setTimeout(() => child.kill("SIGKILL"), CLAUDE_KILL_AFTER_MS);
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.on("error", reject);
-      child.on("close", (c) => resolve(c));
-    }).finally(() => clearTimeout(guard));
+    if (options.settings)
+      writeFileSync(join(root, "config", "settings.json"), JSON.stringify(options.settings));
+    const run = await runChild(command, commandArgs, { cwd: work, env });
     let json: ClaudeResult | undefined;
     try {
-      json = JSON.parse(stdout.trim()) as ClaudeResult;
+      json = JSON.parse(run.stdout.trim()) as ClaudeResult;
     } catch {
       json = undefined;
     }
-    const cache = join(config, "cache", "gateway-models.json");
+    const cache = join(root, "config", "cache", "gateway-models.json");
     const discovered = existsSync(cache)
       ? (JSON.parse(readFileSync(cache, "utf8")) as { models: { id: string; display_name: string }[] }).models
       : undefined;
-    return { code, stdout, stderr, json, discovered };
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+    return { ...run, json, discovered };
+  });
 }
 
 /** Removes a terminal's control sequences from what claude drew, to read its text. */
@@ -252,8 +189,7 @@ async function claudeInteractive(
     settings?: Record<string, unknown>;
   } = {},
 ): Promise<{ code: number | null; screen: string }> {
-  const root = mkdtempSync(join(tmpdir(), "guardrails-claude-"));
-  try {
+  return inTempFolder("guardrails-claude-", async (root) => {
     const work = join(root, "work");
     mkdirSync(work);
     const env: NodeJS.ProcessEnv = {
@@ -303,9 +239,7 @@ async function claudeInteractive(
       child.on("close", (c) => resolve(c));
     }).finally(() => clearTimeout(guard));
     return { code, screen: plain(screen) };
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 }
 
 /**
@@ -393,8 +327,6 @@ function verdictFrom(model: string, verdict: { ok: boolean; reason: string }) {
   };
 }
 
-const reportOf = (run: ClaudeRun) => `exit ${run.code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
-
 /** The caller's key appears in no header the provider got; the provider's own key is in one. */
 function assertProviderKey(sent: Received, providerId: string, callerKey: string): void {
   const headers = JSON.stringify(sent.headers);
@@ -403,28 +335,25 @@ function assertProviderKey(sent: Received, providerId: string, callerKey: string
 }
 
 describe("Claude Code through the messages door (docs/gateway.md#claude-code)", { skip: SKIP }, () => {
-  let bench: GatewayBench;
   const logLines: string[] = [];
-  before(async () => {
-    bench = await startGatewayBench({ catalog: agentCatalog(), logLines });
-  });
-  after(async () => {
-    await bench?.close();
-  });
+  const suite = suiteBench({ catalog: agentModels(), logLines });
 
   it("answers the prompt with the provider's text, sent once to a Messages provider (docs/gateway.md#provider-apis)", async () => {
-    const { key } = await orgWithKey(bench);
-    const before = bench.received.length;
+    const { key } = await orgWithKey(suite.bench);
+    const before = suite.bench.received.length;
     const prompt = "Reply with one word: marmalade-7Q";
-    const run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, MESSAGES_MODEL, prompt);
+    const run = await claudePrint(
+      CLAUDE as string,
+      suite.bench.server.origin,
+      key.secret,
+      MESSAGES_MODEL,
+      prompt,
+    );
     const report = reportOf(run);
     assert.equal(run.code, 0, report);
     assert.equal(run.json?.is_error, false, report);
 
-    const reached = bench.received.slice(before);
-    assert.equal(reached.length, 1, report);
-    const sent = reached[0];
-    assert.ok(sent);
+    const sent = onlyRequestSince(suite.bench, before, report);
     assert.equal(sent.path.split("?")[0]?.endsWith("/messages"), true, sent.path);
     assertProviderKey(sent, "messages-only", key.secret);
     assert.equal(sent.body.model, MESSAGES_MODEL);
@@ -436,20 +365,24 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
   });
 
   it("with ANTHROPIC_AUTH_TOKEN, to a chat-only provider: one translated chat completion, the same answer (docs/gateway.md#provider-apis)", async () => {
-    const { key } = await orgWithKey(bench);
-    const before = bench.received.length;
+    const { key } = await orgWithKey(suite.bench);
+    const before = suite.bench.received.length;
     const prompt = "Reply with one word: quince-4B";
-    const run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, CHAT_MODEL, prompt, {
-      keyVariable: "ANTHROPIC_AUTH_TOKEN",
-    });
+    const run = await claudePrint(
+      CLAUDE as string,
+      suite.bench.server.origin,
+      key.secret,
+      CHAT_MODEL,
+      prompt,
+      {
+        keyVariable: "ANTHROPIC_AUTH_TOKEN",
+      },
+    );
     const report = reportOf(run);
     assert.equal(run.code, 0, report);
     assert.equal(run.json?.is_error, false, report);
 
-    const reached = bench.received.slice(before);
-    assert.equal(reached.length, 1, report);
-    const sent = reached[0];
-    assert.ok(sent);
+    const sent = onlyRequestSince(suite.bench, before, report);
     assert.equal(sent.path.endsWith("/chat/completions"), true, sent.path);
     assertProviderKey(sent, "chat-only", key.secret);
     assert.equal(sent.body.model, CHAT_MODEL);
@@ -459,18 +392,22 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
   });
 
   it("redact: an e-mail in claude's prompt never reaches the provider, and claude gets the answer to the redacted prompt (docs/behaviour.md#what-is-scanned)", async () => {
-    const { steps, key } = await orgWithKey(bench);
+    const { steps, key } = await orgWithKey(suite.bench);
     await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
-    const before = bench.received.length;
+    const before = suite.bench.received.length;
     const email = "dana.claude-probe@example.org";
     const prompt = `Draft a two-line note to ${email} about the lunch menu`;
-    const run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, MESSAGES_MODEL, prompt);
+    const run = await claudePrint(
+      CLAUDE as string,
+      suite.bench.server.origin,
+      key.secret,
+      MESSAGES_MODEL,
+      prompt,
+    );
     const report = reportOf(run);
     assert.equal(run.code, 0, report);
 
-    const reached = bench.received.slice(before);
-    assert.equal(reached.length, 1, report);
-    const forwarded = JSON.stringify(reached[0]?.body);
+    const forwarded = JSON.stringify(onlyRequestSince(suite.bench, before, report).body);
     assert.equal(forwarded.includes(email), false);
     assert.equal(forwarded.includes("claude-probe@"), false);
     assert.equal(forwarded.includes("Draft a two-line note to [EMAIL] about the lunch menu"), true);
@@ -486,11 +423,17 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
   });
 
   it("block: claude reports the refusal as an error result and exits 1; nothing reaches the provider (docs/behaviour.md#what-is-scanned)", async () => {
-    const { steps, key } = await orgWithKey(bench);
+    const { steps, key } = await orgWithKey(suite.bench);
     await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "block" }] });
-    const before = bench.received.length;
+    const before = suite.bench.received.length;
     const prompt = "Write to erin.claude-block@example.org that the build is green";
-    const run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, MESSAGES_MODEL, prompt);
+    const run = await claudePrint(
+      CLAUDE as string,
+      suite.bench.server.origin,
+      key.secret,
+      MESSAGES_MODEL,
+      prompt,
+    );
     const report = reportOf(run);
     // A block is a 403, which claude sends once and does not retry with fewer features
     // (docs/gateway.md#claude-code); it prints "API Error: 403 <our message>".
@@ -498,39 +441,72 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
     assert.equal(run.json?.is_error, true, report);
     assert.equal(run.json?.api_error_status, 403, report);
     assert.equal(run.json?.result.includes("Request blocked by content filter"), true, report);
-    assert.equal(bench.received.length, before, report);
+    assert.equal(suite.bench.received.length, before, report);
+  });
+
+  it("gateway model discovery reads the model list in the Anthropic shape and keeps the catalog's Claude models (docs/gateway.md#anthropic-model-list)", async () => {
+    const shipped = await startGatewayBench();
+    try {
+      const { key } = await orgWithKey(shipped);
+      const run = await claudePrint(
+        CLAUDE as string,
+        shipped.server.origin,
+        key.secret,
+        "anthropic/claude-sonnet-4.5",
+        "Reply with one word: damson-2C",
+        { discover: true },
+      );
+      const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE).models;
+      const claudeModels = catalog.filter((m) => m.slug.includes("claude"));
+      assert.ok(claudeModels.length > 0 && claudeModels.length < catalog.length);
+      // Claude Code offers only the models whose id names a Claude model, with our display names.
+      assert.deepEqual(
+        run.discovered,
+        claudeModels.map((m) => ({ id: m.slug, display_name: m.name })),
+        reportOf(run),
+      );
+    } finally {
+      await shipped.close();
+    }
   });
 
   describe("its small fast model, asked by a prompt hook (docs/gateway.md#claude-code-small-fast-model)", () => {
     /** The ledger entries of one key: model, API and session. */
     const ledgerOf = (keyHash: string) =>
-      bench.server.deps.db
+      suite.bench.server.deps.db
         .selectFrom("spend_ledger")
         .select(["model", "api", "session_id"])
         .where("key_hash", "=", keyHash)
         .execute();
 
     it("-p with ANTHROPIC_SMALL_FAST_MODEL naming another catalog model: the hook's request names it, is governed like any other (its e-mail redacted), translated to its chat provider, and recorded under its model with claude's session", async () => {
-      const { steps, key } = await orgWithKey(bench);
+      const { steps, key } = await orgWithKey(suite.bench);
       await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
-      const before = bench.received.length;
+      const before = suite.bench.received.length;
       const email = "fern.small-model@example.org";
       const prompt = `Reply with one word, then mail it to ${email}: loquat-6M`;
-      bench.script.next = verdictFrom(CHAT_MODEL, { ok: true, reason: "a harmless request" });
+      suite.bench.script.next = verdictFrom(CHAT_MODEL, { ok: true, reason: "a harmless request" });
       let run: ClaudeRun;
       try {
-        run = await claudePrint(CLAUDE as string, bench.server.origin, key.secret, MESSAGES_MODEL, prompt, {
-          smallFastModel: CHAT_MODEL,
-          settings: PROMPT_HOOK,
-        });
+        run = await claudePrint(
+          CLAUDE as string,
+          suite.bench.server.origin,
+          key.secret,
+          MESSAGES_MODEL,
+          prompt,
+          {
+            smallFastModel: CHAT_MODEL,
+            settings: PROMPT_HOOK,
+          },
+        );
       } finally {
-        bench.script.next = undefined;
+        suite.bench.script.next = undefined;
       }
       const report = reportOf(run);
       assert.equal(run.code, 0, report);
       assert.equal(run.json?.is_error, false, report);
 
-      const reached = bench.received.slice(before);
+      const reached = suite.bench.received.slice(before);
       const small = reached.filter((r) => r.body.model === CHAT_MODEL);
       const main = reached.filter((r) => r.body.model === MESSAGES_MODEL);
       assert.equal(small.length, 1, report);
@@ -564,25 +540,25 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
     });
 
     it("-p: the small model's answer is the verdict claude acts on; a refusal stops the prompt before the main model is asked", async () => {
-      const { key } = await orgWithKey(bench);
-      const before = bench.received.length;
+      const { key } = await orgWithKey(suite.bench);
+      const before = suite.bench.received.length;
       const reason = "prompts about tamarind-9P wait for review";
-      bench.script.next = verdictFrom(CHAT_MODEL, { ok: false, reason });
+      suite.bench.script.next = verdictFrom(CHAT_MODEL, { ok: false, reason });
       let run: ClaudeRun;
       try {
         run = await claudePrint(
           CLAUDE as string,
-          bench.server.origin,
+          suite.bench.server.origin,
           key.secret,
           MESSAGES_MODEL,
           "Reply with one word: tamarind-9P",
           { smallFastModel: CHAT_MODEL, settings: PROMPT_HOOK },
         );
       } finally {
-        bench.script.next = undefined;
+        suite.bench.script.next = undefined;
       }
       const report = reportOf(run);
-      const reached = bench.received.slice(before);
+      const reached = suite.bench.received.slice(before);
       assert.deepEqual(
         reached.map((r) => r.body.model),
         [CHAT_MODEL],
@@ -622,31 +598,25 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
   });
 
   describe("Anthropic's own model ids through the shipped catalog (docs/gateway.md#model-aliases)", () => {
-    let shipped: GatewayBench;
-    before(async () => {
-      shipped = await startGatewayBench();
-    });
-    after(async () => {
-      await shipped?.close();
-    });
+    const shippedSuite = suiteBench();
 
     const SONNET_ID = "claude-sonnet-4-5-20250929";
     const HAIKU_ID = "claude-haiku-4-5-20251001";
 
     /** The ledger entries of one key: model, API and session. */
     const ledgerOf = (keyHash: string) =>
-      shipped.server.deps.db
+      shippedSuite.bench.server.deps.db
         .selectFrom("spend_ledger")
         .select(["model", "api", "session_id"])
         .where("key_hash", "=", keyHash)
         .execute();
 
     it("ANTHROPIC_MODEL and the small fast model as Anthropic's dated ids: every request names one of them, reaches the anthropic endpoint as it, and is recorded under the catalog's canonical slug with claude's session (docs/behaviour.md#usage-by-session)", async () => {
-      const { key } = await orgWithKey(shipped);
-      const before = shipped.received.length;
+      const { key } = await orgWithKey(shippedSuite.bench);
+      const before = shippedSuite.bench.received.length;
       const run = await claudePrint(
         CLAUDE as string,
-        shipped.server.origin,
+        shippedSuite.bench.server.origin,
         key.secret,
         SONNET_ID,
         "Reply with one word: greengage-5D",
@@ -655,14 +625,14 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
       const report = reportOf(run);
       assert.equal(run.code, 0, report);
       assert.equal(run.json?.is_error, false, report);
-      const reached = shipped.received.slice(before);
+      const reached = shippedSuite.bench.received.slice(before);
       assert.ok(reached.length >= 1, report);
       // Claude Code 2.1.332 sends a plain -p turn on the main model only, with or without
       // non-essential traffic: nothing in it asks the small one unless a hook does
       // (docs/gateway.md#claude-code-small-fast-model).
       for (const r of reached) assert.ok([SONNET_ID, HAIKU_ID].includes(r.body.model), r.body.model);
       assert.ok(reached.some((r) => r.body.model === SONNET_ID));
-      const catalog = shipped.server.deps.catalog;
+      const catalog = shippedSuite.bench.server.deps.catalog;
       const canonical = new Map([
         [SONNET_ID, catalog.findModel(SONNET_ID)?.canonical_slug],
         [HAIKU_ID, catalog.findModel(HAIKU_ID)?.canonical_slug],
@@ -675,15 +645,15 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
     });
 
     it("interactively, in a terminal: the typed prompt is answered, its prompt hook asks the small fast model (docs/gateway.md#claude-code-small-fast-model), and its requests are recorded under the session claude names at exit", async () => {
-      const { key } = await orgWithKey(shipped);
-      const before = shipped.received.length;
+      const { key } = await orgWithKey(shippedSuite.bench);
+      const before = shippedSuite.bench.received.length;
       const prompt = "Reply with one word: mirabelle-8K";
-      shipped.script.next = verdictFrom(HAIKU_ID, { ok: true, reason: "a harmless request" });
+      shippedSuite.bench.script.next = verdictFrom(HAIKU_ID, { ok: true, reason: "a harmless request" });
       let run: { code: number | null; screen: string };
       try {
         run = await claudeInteractive(
           CLAUDE as string,
-          shipped.server.origin,
+          shippedSuite.bench.server.origin,
           key.secret,
           SONNET_ID,
           HAIKU_ID,
@@ -691,11 +661,11 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
           { settings: PROMPT_HOOK },
         );
       } finally {
-        shipped.script.next = undefined;
+        shippedSuite.bench.script.next = undefined;
       }
       const screen = run.screen.slice(-4000);
       assert.ok(run.screen.includes("Echo:"), screen);
-      const reached = shipped.received.slice(before);
+      const reached = shippedSuite.bench.received.slice(before);
       for (const r of reached) assert.ok([SONNET_ID, HAIKU_ID].includes(r.body.model), r.body.model);
       // The hook's one request to the small model comes first, then the turn on the main one.
       assert.deepEqual(

@@ -1,27 +1,18 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
-import type { CatalogData } from "../../src/domain/catalog.js";
+import { describe, it } from "node:test";
+import { guardKey, orgWithKey, providerKey } from "../http/gateway-support.js";
 import {
-  type GatewayBench,
-  guardKey,
-  orgWithKey,
-  providerKey,
-  startGatewayBench,
-} from "../http/gateway-support.js";
+  AGENT_PATH,
+  agentCatalog,
+  findAgent,
+  inTempFolder,
+  onlyRequestSince,
+  reportOf,
+  runChild,
+  suiteBench,
+} from "./agent-support.js";
 
 /**
  * Codex CLI (`@openai/codex`), an agent that speaks only the Responses API, answers a prompt through
@@ -35,70 +26,19 @@ import {
  * launcher) and is skipped otherwise.
  */
 
-/** Where the `codex` launcher is, or undefined when the package is not installed. */
-function findCodex(): string | undefined {
-  const named = process.env.GUARDRAILS_CODEX_BIN;
-  if (named) return existsSync(named) ? realpathSync(named) : undefined;
-  try {
-    const manifest = createRequire(import.meta.url).resolve("@openai/codex/package.json");
-    const launcher = join(dirname(manifest), "bin", "codex.js");
+const { launcher: CODEX, skip: SKIP } = findAgent({
+  pkg: "@openai/codex",
+  variable: "GUARDRAILS_CODEX_BIN",
+  command: "codex",
+  fromPackage: (require) => {
+    const launcher = join(dirname(require.resolve("@openai/codex/package.json")), "bin", "codex.js");
     return existsSync(launcher) ? launcher : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const CODEX = findCodex();
-const SKIP = CODEX
-  ? false
-  : "@openai/codex is not installed: `npm install --no-save @openai/codex` (or set GUARDRAILS_CODEX_BIN to its codex launcher) to run this test";
+  },
+});
 
 /** A model served only by a provider that speaks chat completions and nothing else. */
 const CHAT_ONLY_MODEL = "acme/chat-only";
 const CHAT_ONLY_PROVIDER = "chat-only";
-
-/** The shipped catalog's ZDR families, with one chat-only provider serving one model. */
-function chatOnlyCatalog(): CatalogData {
-  const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
-  return {
-    zdr_families: shipped.zdr_families,
-    providers: [
-      {
-        id: CHAT_ONLY_PROVIDER,
-        name: "Chat-only provider",
-        // Replaced by the bench's local upstream.
-        base_url: "http://127.0.0.1:1/v1",
-        api_key_env: "CHAT_ONLY_API_KEY",
-        byok: false,
-        timeout_ms: 60_000,
-        apis: ["chat"],
-      },
-    ],
-    models: [
-      {
-        slug: CHAT_ONLY_MODEL,
-        canonical_slug: CHAT_ONLY_MODEL,
-        name: "Chat-only model",
-        author: "acme",
-        // Codex sends about 40 KB of instructions and tool definitions with every turn.
-        context_length: 400_000,
-        max_output_tokens: 8_192,
-        pricing: { prompt_usd_per_million_tokens: 0.1, completion_usd_per_million_tokens: 0.2 },
-        endpoints: [
-          {
-            provider: CHAT_ONLY_PROVIDER,
-            region: "global",
-            zdr: true,
-            trains_on_data: false,
-            publishes_prompts: false,
-            free: false,
-            byok: false,
-          },
-        ],
-      },
-    ],
-  };
-}
 
 /** The environment variable codex reads our inference key from (the provider's `env_key`). */
 const KEY_ENV = "GUARDRAILS_INFERENCE_KEY";
@@ -146,18 +86,14 @@ interface CodexRun {
   lastMessage: string;
 }
 
-/** A guard against a codex that never ends; not a measurement. */
-const CODEX_KILL_AFTER_MS = 120_000;
-
 /** Runs `codex exec <prompt>` in a fresh CODEX_HOME and working folder, with only what it needs in its environment. */
-async function codexExec(
+function codexExec(
   launcher: string,
   baseUrl: string,
   inferenceKey: string,
   prompt: string,
 ): Promise<CodexRun> {
-  const root = mkdtempSync(join(tmpdir(), "guardrails-codex-"));
-  try {
+  return inTempFolder("guardrails-codex-", async (root) => {
     const home = join(root, "codex-home");
     const work = join(root, "work");
     mkdirSync(home);
@@ -185,32 +121,17 @@ async function codexExec(
     // No proxy variables and no real HOME: codex talks to the loopback service and nothing else,
     // and never reads or writes the user's ~/.codex.
     const env: NodeJS.ProcessEnv = {
-      PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+      PATH: AGENT_PATH,
       HOME: work,
       CODEX_HOME: home,
       TMPDIR: root,
       NO_COLOR: "1",
       [KEY_ENV]: inferenceKey,
     };
-    const child = spawn(command, commandArgs, { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding("utf8").on("data", (c: string) => {
-      stderr += c;
-    });
-    const guard = setTimeout(() => child.kill("SIGKILL"), CODEX_KILL_AFTER_MS);
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.on("error", reject);
-      child.on("close", (c) => resolve(c));
-    }).finally(() => clearTimeout(guard));
+    const run = await runChild(command, commandArgs, { cwd: work, env });
     const lastMessage = existsSync(lastMessageFile) ? readFileSync(lastMessageFile, "utf8") : "";
-    return { code, stdout, stderr, lastMessage };
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+    return { ...run, lastMessage };
+  });
 }
 
 /** The text of a chat message's content, a string or an array of text parts. */
@@ -225,27 +146,22 @@ function textOf(content: unknown): string {
 describe("Codex CLI through the responses door to a chat-only provider (docs/gateway.md#codex-cli)", {
   skip: SKIP,
 }, () => {
-  let bench: GatewayBench;
   const logLines: string[] = [];
-  before(async () => {
-    bench = await startGatewayBench({ catalog: chatOnlyCatalog(), logLines });
-  });
-  after(async () => {
-    await bench?.close();
+  const suite = suiteBench({
+    // Codex sends about 40 KB of instructions and tool definitions with every turn.
+    catalog: agentCatalog([{ slug: CHAT_ONLY_MODEL, provider: CHAT_ONLY_PROVIDER, api: "chat" }], 8_192),
+    logLines,
   });
 
   it("answers the prompt with the provider's text, sent to the provider as one translated chat completion (docs/gateway.md#provider-apis)", async () => {
-    const { key } = await orgWithKey(bench);
-    const before = bench.received.length;
+    const { key } = await orgWithKey(suite.bench);
+    const before = suite.bench.received.length;
     const prompt = "Reply with one word: marmalade-7Q";
-    const run = await codexExec(CODEX as string, bench.server.baseUrl, key.secret, prompt);
-    const report = `exit ${run.code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
+    const run = await codexExec(CODEX as string, suite.bench.server.baseUrl, key.secret, prompt);
+    const report = reportOf(run);
     assert.equal(run.code, 0, report);
 
-    const reached = bench.received.slice(before);
-    assert.equal(reached.length, 1, report);
-    const sent = reached[0];
-    assert.ok(sent);
+    const sent = onlyRequestSince(suite.bench, before, report);
     assert.equal(sent.path.endsWith("/chat/completions"), true, sent.path);
     // The provider's key, never the caller's.
     assert.equal(sent.headers.authorization, `Bearer ${providerKey(CHAT_ONLY_PROVIDER)}`);
@@ -268,19 +184,16 @@ describe("Codex CLI through the responses door to a chat-only provider (docs/gat
   });
 
   it("redact: an e-mail in codex's prompt never reaches the provider, and codex gets the answer to the redacted prompt (docs/behaviour.md#what-is-scanned)", async () => {
-    const { steps, key } = await orgWithKey(bench);
+    const { steps, key } = await orgWithKey(suite.bench);
     await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
-    const before = bench.received.length;
+    const before = suite.bench.received.length;
     const email = "dana.codex-probe@example.org";
     const prompt = `Draft a two-line note to ${email} about the lunch menu`;
-    const run = await codexExec(CODEX as string, bench.server.baseUrl, key.secret, prompt);
-    const report = `exit ${run.code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
+    const run = await codexExec(CODEX as string, suite.bench.server.baseUrl, key.secret, prompt);
+    const report = reportOf(run);
     assert.equal(run.code, 0, report);
 
-    const reached = bench.received.slice(before);
-    assert.equal(reached.length, 1, report);
-    const sent = reached[0];
-    assert.ok(sent);
+    const sent = onlyRequestSince(suite.bench, before, report);
     assert.equal(sent.path.endsWith("/chat/completions"), true, sent.path);
     const forwarded = JSON.stringify(sent.body);
     assert.equal(forwarded.includes(email), false);

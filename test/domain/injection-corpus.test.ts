@@ -1,9 +1,19 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { findPromptInjections } from "../../src/domain/detectors/regex-prompt-injection.js";
+import {
+  assertAtLeast,
+  COUNTS_HEADER,
+  type Counts,
+  countsRow,
+  emptyCounts,
+  loadJsonl,
+  precisionOf,
+  recallOf,
+  tally,
+} from "./detection-report.js";
 
 /**
  * The prompt-injection detector against its own corpus (docs/detectors.md#prompt-injection): hand
@@ -27,23 +37,7 @@ interface Example {
   note: string;
 }
 
-function load(part: string): Example[] {
-  return readFileSync(join(DIR, `${part}.jsonl`), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Example);
-}
-
-interface Counts {
-  positives: number;
-  negatives: number;
-  found: number;
-  falsePositives: number;
-}
-
-const ratio = (a: number, b: number) => (b === 0 ? 1 : a / b);
-const recallOf = (c: Counts) => ratio(c.found, c.positives);
-const precisionOf = (c: Counts) => ratio(c.found, c.found + c.falsePositives);
+const load = (part: string) => loadJsonl<Example>(DIR, part);
 
 interface Measured {
   byFamily: Map<Family, Counts>;
@@ -53,23 +47,12 @@ interface Measured {
 
 /** A positive is found when the detector returns a span; a negative is a false positive when it does. */
 function measure(examples: Example[]): Measured {
-  const byFamily = new Map<Family, Counts>(
-    FAMILIES.map((f) => [f, { positives: 0, negatives: 0, found: 0, falsePositives: 0 }]),
-  );
-  const overall: Counts = { positives: 0, negatives: 0, found: 0, falsePositives: 0 };
+  const byFamily = new Map<Family, Counts>(FAMILIES.map((f) => [f, emptyCounts()]));
+  const overall = emptyCounts();
   const errors: string[] = [];
   for (const e of examples) {
     const hit = findPromptInjections(e.text).length > 0;
-    for (const c of [byFamily.get(e.family), overall]) {
-      if (!c) continue;
-      if (e.expect) {
-        c.positives++;
-        if (hit) c.found++;
-      } else {
-        c.negatives++;
-        if (hit) c.falsePositives++;
-      }
-    }
+    tally([byFamily.get(e.family), overall], e.expect, hit);
     if (e.expect && !hit) errors.push(`missed (${e.family}): ${JSON.stringify(e.text)}`);
     if (!e.expect && hit) errors.push(`false positive (${e.family}): ${JSON.stringify(e.text)}`);
   }
@@ -77,21 +60,11 @@ function measure(examples: Example[]): Measured {
 }
 
 function table(part: string, m: Measured): string {
-  const row = (name: string, c: Counts) =>
-    [
-      name.padEnd(12),
-      String(c.positives).padStart(9),
-      String(c.found).padStart(6),
-      recallOf(c).toFixed(3).padStart(7),
-      String(c.negatives).padStart(10),
-      String(c.falsePositives).padStart(10),
-      precisionOf(c).toFixed(3).padStart(10),
-    ].join(" ");
   return [
     `prompt injection, ${part} part`,
-    "family       positives  found  recall  negatives  false pos.  precision",
-    ...FAMILIES.map((f) => row(f, m.byFamily.get(f) as Counts)),
-    row("overall", m.overall),
+    `family       ${COUNTS_HEADER}`,
+    ...FAMILIES.map((f) => countsRow(f, m.byFamily.get(f) as Counts)),
+    countsRow("overall", m.overall),
   ].join("\n");
 }
 
@@ -108,11 +81,8 @@ describe("prompt injection on its corpus, development and held-out parts (docs/d
     it(`${p}: recall of at least ${RECALL_FLOOR} and precision of at least ${PRECISION_FLOOR} overall`, () => {
       const m = measured.get(p) as Measured;
       const detail = m.errors.join("\n");
-      assert.ok(recallOf(m.overall) >= RECALL_FLOOR, `recall ${recallOf(m.overall).toFixed(3)}\n${detail}`);
-      assert.ok(
-        precisionOf(m.overall) >= PRECISION_FLOOR,
-        `precision ${precisionOf(m.overall).toFixed(3)}\n${detail}`,
-      );
+      assertAtLeast("recall", recallOf(m.overall), RECALL_FLOOR, `\n${detail}`);
+      assertAtLeast("precision", precisionOf(m.overall), PRECISION_FLOOR, `\n${detail}`);
     });
   }
 

@@ -1,9 +1,19 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { findPromptInjections } from "../../src/domain/detectors/regex-prompt-injection.js";
+import {
+  assertAtLeast,
+  COUNTS_HEADER,
+  type Counts,
+  countsRow,
+  emptyCounts,
+  loadJsonl,
+  precisionOf,
+  recallOf,
+  tally,
+} from "./detection-report.js";
 
 /**
  * The injection families beyond the phrase list, in nine languages (docs/detectors.md#injection-families):
@@ -31,24 +41,7 @@ interface Example {
   note: string;
 }
 
-function load(part: string): Example[] {
-  return readFileSync(join(DIR, `${part}.jsonl`), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Example);
-}
-
-interface Counts {
-  positives: number;
-  negatives: number;
-  found: number;
-  falsePositives: number;
-}
-
-const empty = (): Counts => ({ positives: 0, negatives: 0, found: 0, falsePositives: 0 });
-const ratio = (a: number, b: number) => (b === 0 ? 1 : a / b);
-const recallOf = (c: Counts) => ratio(c.found, c.positives);
-const precisionOf = (c: Counts) => ratio(c.found, c.found + c.falsePositives);
+const load = (part: string) => loadJsonl<Example>(DIR, part);
 
 interface Measured {
   byFamily: Map<string, Counts>;
@@ -59,22 +52,13 @@ interface Measured {
 
 /** A positive is found when the detector returns a span; a negative is a false positive when it does. */
 function measure(examples: Example[]): Measured {
-  const byFamily = new Map<string, Counts>(FAMILIES.map((f) => [f, empty()]));
-  const byLanguage = new Map<string, Counts>(LANGUAGES.map((l) => [l, empty()]));
-  const overall = empty();
+  const byFamily = new Map<string, Counts>(FAMILIES.map((f) => [f, emptyCounts()]));
+  const byLanguage = new Map<string, Counts>(LANGUAGES.map((l) => [l, emptyCounts()]));
+  const overall = emptyCounts();
   const errors: string[] = [];
   for (const e of examples) {
     const hit = findPromptInjections(e.text).length > 0;
-    for (const c of [byFamily.get(e.family), byLanguage.get(e.lang), overall]) {
-      if (!c) continue;
-      if (e.expect) {
-        c.positives++;
-        if (hit) c.found++;
-      } else {
-        c.negatives++;
-        if (hit) c.falsePositives++;
-      }
-    }
+    tally([byFamily.get(e.family), byLanguage.get(e.lang), overall], e.expect, hit);
     if (e.expect && !hit) errors.push(`missed (${e.family}, ${e.lang}): ${JSON.stringify(e.text)}`);
     if (!e.expect && hit) errors.push(`false positive (${e.family}, ${e.lang}): ${JSON.stringify(e.text)}`);
   }
@@ -82,24 +66,13 @@ function measure(examples: Example[]): Measured {
 }
 
 function table(part: string, m: Measured): string {
-  const row = (name: string, c: Counts) =>
-    [
-      name.padEnd(12),
-      String(c.positives).padStart(9),
-      String(c.found).padStart(6),
-      recallOf(c).toFixed(3).padStart(7),
-      String(c.negatives).padStart(10),
-      String(c.falsePositives).padStart(10),
-      precisionOf(c).toFixed(3).padStart(10),
-    ].join(" ");
-  const header = "             positives  found  recall  negatives  false pos.  precision";
   return [
     `prompt injection families, ${part}`,
-    `family${header.slice(6)}`,
-    ...FAMILIES.map((f) => row(f, m.byFamily.get(f) as Counts)),
-    row("overall", m.overall),
-    `language${header.slice(8)}`,
-    ...LANGUAGES.map((l) => row(l, m.byLanguage.get(l) as Counts)),
+    `family       ${COUNTS_HEADER}`,
+    ...FAMILIES.map((f) => countsRow(f, m.byFamily.get(f) as Counts)),
+    countsRow("overall", m.overall),
+    `language     ${COUNTS_HEADER}`,
+    ...LANGUAGES.map((l) => countsRow(l, m.byLanguage.get(l) as Counts)),
   ].join("\n");
 }
 
@@ -117,21 +90,15 @@ describe("prompt injection families by family and language (docs/detectors.md#in
       const m = measured.get(p) as Measured;
       const detail = m.errors.join("\n");
       for (const [name, c] of [["overall", m.overall], ...m.byFamily] as [string, Counts][]) {
-        assert.ok(recallOf(c) >= RECALL_FLOOR, `${name}: recall ${recallOf(c).toFixed(3)}\n${detail}`);
-        assert.ok(
-          precisionOf(c) >= PRECISION_FLOOR,
-          `${name}: precision ${precisionOf(c).toFixed(3)}\n${detail}`,
-        );
+        assertAtLeast(`${name}: recall`, recallOf(c), RECALL_FLOOR, `\n${detail}`);
+        assertAtLeast(`${name}: precision`, precisionOf(c), PRECISION_FLOOR, `\n${detail}`);
       }
     });
 
     it(`${p}: recall ≥ ${LANGUAGE_RECALL_FLOOR} in every language`, () => {
       const m = measured.get(p) as Measured;
       for (const [lang, c] of m.byLanguage) {
-        assert.ok(
-          recallOf(c) >= LANGUAGE_RECALL_FLOOR,
-          `${lang}: recall ${recallOf(c).toFixed(3)}\n${m.errors.join("\n")}`,
-        );
+        assertAtLeast(`${lang}: recall`, recallOf(c), LANGUAGE_RECALL_FLOOR, `\n${m.errors.join("\n")}`);
       }
     });
   }

@@ -10,6 +10,16 @@ import {
   messagesToChat,
 } from "../../src/gateway/surfaces/messages/translate.js";
 import { ChatToMessagesStream } from "../../src/gateway/surfaces/messages/translate-stream.js";
+import {
+  byteSum,
+  chatAnswerOf,
+  chunkOfFrom,
+  type Json,
+  refusedAt as refusedBy,
+  reportedUsage,
+  streamed as streamedBy,
+  wholeAnswer as wholeAnswerBy,
+} from "./chat-translate-support.js";
 
 /**
  * The Anthropic Messages API on a chat-only provider (docs/gateway.md#messages-translation): the
@@ -17,23 +27,10 @@ import { ChatToMessagesStream } from "../../src/gateway/surfaces/messages/transl
  * the translation writes, as a client would.
  */
 
-type Json = Record<string, unknown>;
-
 const defaults = { id: "gen-req1", created: 1_700_000_000, model: "anthropic/claude-sonnet-4" };
 
 /** The 400 a translation throws, and the path its first issue names. */
-function refusedAt(body: Json): string {
-  try {
-    messagesToChat(body as MessagesBody);
-  } catch (error) {
-    assert.ok(error instanceof AppError);
-    assert.equal(error.status, 400);
-    assert.equal(error.code, "invalid_request");
-    const issues = error.metadata?.issues as { path: string }[];
-    return issues[0]?.path as string;
-  }
-  assert.fail("the request was translated");
-}
+const refusedAt = (body: Json): string => refusedBy(() => messagesToChat(body as MessagesBody));
 
 const user = (content: unknown) => ({ role: "user", content });
 
@@ -498,14 +495,9 @@ describe("any Messages request is translated or refused with a 400 (docs/gateway
 
 /* The answer. */
 
-const chatAnswer = (message: Json, finish_reason: string | null, extra: Json = {}): Json => ({
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  created: 1_700_000_100,
-  model: "claude-sonnet-4-20250514",
-  choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason }],
-  ...extra,
-});
+/** The provider behind the translation: its answers' id, time and model. */
+const provider = { created: 1_700_000_100, model: "claude-sonnet-4-20250514" };
+const chatAnswer = chatAnswerOf(provider);
 
 const request: MessagesBody = {
   model: "anthropic/claude-sonnet-4",
@@ -607,15 +599,7 @@ describe("chat answers as Anthropic messages (docs/gateway.md#messages-translati
 
 /* The stream. */
 
-const chunkOf = (delta: Json, finish_reason: string | null = null, extra: Json = {}): string =>
-  JSON.stringify({
-    id: "chatcmpl-1",
-    object: "chat.completion.chunk",
-    created: 1_700_000_100,
-    model: "claude-sonnet-4-20250514",
-    choices: [{ index: 0, delta, finish_reason }],
-    ...extra,
-  });
+const chunkOf = chunkOfFrom(provider);
 
 /** A random answer as chat gives it whole; tool arguments are JSON objects, as models give them. */
 const answerArb = fc.record({
@@ -637,61 +621,10 @@ const answerArb = fc.record({
 });
 type Answer = typeof answerArb extends fc.Arbitrary<infer T> ? T : never;
 
-function chatUsage(u: NonNullable<Answer["usage"]>): Json {
-  return {
-    prompt_tokens: u.prompt_tokens,
-    completion_tokens: u.completion_tokens,
-    total_tokens: u.prompt_tokens + u.completion_tokens,
-    prompt_tokens_details: { cached_tokens: u.cached },
-  };
-}
-
-function wholeAnswer(a: Answer): Json {
-  const message: Json = { content: a.content === "" && a.calls.length > 0 ? null : a.content };
-  if (a.refusal !== undefined) message.refusal = a.refusal;
-  if (a.calls.length > 0)
-    message.tool_calls = a.calls.map((c) => ({
-      id: c.id,
-      type: "function",
-      function: { name: c.name, arguments: c.arguments },
-    }));
-  const extra: Json = {};
-  if (a.usage) extra.usage = chatUsage(a.usage);
-  return chatAnswer(message, a.finish, extra);
-}
-
-/** `text` cut at the given points (by code point, as a provider's tokens never split one). */
-function pieces(text: string, cuts: number[]): string[] {
-  const points = Array.from(text);
-  const at = [...new Set(cuts.map((c) => c % (points.length + 1)))].sort((a, b) => a - b);
-  const out: string[] = [];
-  let from = 0;
-  for (const cut of [...at, points.length]) {
-    if (cut > from) out.push(points.slice(from, cut).join(""));
-    from = cut;
-  }
-  return out;
-}
+const wholeAnswer = (a: Answer): Json => wholeAnswerBy(chatAnswer, a);
 
 /** The answer as a chat stream, each text cut into pieces, ending with its usage chunk and [DONE]. */
-function streamed(a: Answer, cuts: number[]): string[] {
-  const datas = [chunkOf({ role: "assistant", content: "" })];
-  for (const p of pieces(a.content, cuts)) datas.push(chunkOf({ content: p }));
-  for (const p of pieces(a.refusal ?? "", cuts)) datas.push(chunkOf({ refusal: p }));
-  a.calls.forEach((c, index) => {
-    datas.push(
-      chunkOf({
-        tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: "" } }],
-      }),
-    );
-    for (const p of pieces(c.arguments, cuts))
-      datas.push(chunkOf({ tool_calls: [{ index, function: { arguments: p } }] }));
-  });
-  datas.push(chunkOf({}, a.finish));
-  if (a.usage) datas.push(chunkOf({}, null, { choices: [], usage: chatUsage(a.usage) }));
-  datas.push("[DONE]");
-  return datas;
-}
+const streamed = (a: Answer, cuts: number[]): string[] => streamedBy(chunkOf, a, cuts);
 
 interface SseEvent {
   event: string;
@@ -819,22 +752,10 @@ describe("chat streams as Anthropic streams (docs/gateway.md#messages-translatio
           assert.equal(joined, a.calls[n]?.arguments);
         });
 
-        assert.deepEqual(
-          usage,
-          a.usage
-            ? {
-                prompt_tokens: a.usage.prompt_tokens,
-                completion_tokens: a.usage.completion_tokens,
-                // Cached prompt tokens are read for their price (docs/gateway.md#cache-prices).
-                ...(a.usage.cached > 0 ? { cache_read_tokens: a.usage.cached } : {}),
-              }
-            : undefined,
-        );
+        // Cached prompt tokens are read for their price (docs/gateway.md#cache-prices).
+        assert.deepEqual(usage, reportedUsage(a.usage));
         const texts = [a.content, a.refusal ?? "", ...a.calls.map((c) => c.arguments)];
-        assert.equal(
-          bytes,
-          texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0),
-        );
+        assert.equal(bytes, byteSum(texts));
       }),
       { numRuns: 200 },
     );

@@ -234,3 +234,50 @@ export function clientFor(server: TestServer, key: string | null) {
     delete: (path: string, o: RequestOptions = {}) => call(server, "DELETE", path, { key, ...o }),
   };
 }
+
+/**
+ * Another instance of the service on `first`'s database, as a second process behind a balancer
+ * would be. With `listenForChanges`, other instances' commits reach this one's caches as main.ts
+ * wires it (a notice on PostgreSQL, SQLite's data_version otherwise).
+ */
+export async function secondInstance(
+  first: TestServer,
+  options: { listenForChanges?: boolean } = {},
+): Promise<TestServer> {
+  const database = await openDatabase(first.databaseUrl, {
+    sqliteSynchronous: "normal",
+    postgres: { ...DEFAULT_POSTGRES_OPTIONS, poolMax: 2 },
+  });
+  const upstreams = new Upstreams([], {});
+  const deps = {
+    ...serviceDepsFor(database, first.deps.catalog),
+    ping: database.ping,
+    regionBaseUrls: TEST_REGION_BASE_URLS,
+    trustForwardedHost: false,
+    upstreams,
+  };
+  const app: FastifyInstance = await buildApp(deps);
+  const listener = options.listenForChanges
+    ? await database.listenForChanges?.({
+        onChange: (notice) => deps.changes.bump(notice),
+        onState: (listening) => deps.changes.setTrusted(listening),
+        onError: () => {},
+      })
+    : undefined;
+  const origin = await app.listen({ port: 0, host: "127.0.0.1" });
+  return {
+    origin,
+    baseUrl: `${origin}/api/v1`,
+    app,
+    deps,
+    database,
+    databaseUrl: first.databaseUrl,
+    newOrg: () => first.newOrg(),
+    async close() {
+      await listener?.close();
+      await app.close();
+      await upstreams.close();
+      await database.close();
+    },
+  };
+}

@@ -1,18 +1,12 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import type { FastifyInstance } from "fastify";
-import { buildApp } from "../../src/app.js";
-import { Upstreams } from "../../src/gateway/upstream.js";
-import { serviceDepsFor } from "../../src/services/context.js";
-import { openDatabase } from "../../src/storage/open.js";
-import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
 import {
   type ApiResponse,
   call,
+  secondInstance,
   startTestServer,
   TEST_DATABASE_KIND,
-  TEST_REGION_BASE_URLS,
   type TestServer,
 } from "../helpers/server.js";
 
@@ -36,38 +30,6 @@ async function signIn(server: TestServer, key: string, headers: Record<string, s
   const res = await call(server, "POST", "/api/v1/session", { body: { key }, headers });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return { res, cookie: cookieOf(res) };
-}
-
-/** Another instance of the service on the same database, as a second process behind a balancer would be. */
-async function secondInstance(first: TestServer): Promise<TestServer> {
-  const database: DatabaseHandle = await openDatabase(first.databaseUrl, {
-    sqliteSynchronous: "normal",
-    postgres: { ...DEFAULT_POSTGRES_OPTIONS, poolMax: 2 },
-  });
-  const upstreams = new Upstreams([], {});
-  const deps = {
-    ...serviceDepsFor(database, first.deps.catalog),
-    ping: database.ping,
-    regionBaseUrls: TEST_REGION_BASE_URLS,
-    trustForwardedHost: false,
-    upstreams,
-  };
-  const app: FastifyInstance = await buildApp(deps);
-  const origin = await app.listen({ port: 0, host: "127.0.0.1" });
-  return {
-    origin,
-    baseUrl: `${origin}/api/v1`,
-    app,
-    deps,
-    database,
-    databaseUrl: first.databaseUrl,
-    newOrg: () => first.newOrg(),
-    async close() {
-      await app.close();
-      await upstreams.close();
-      await database.close();
-    },
-  };
 }
 
 describe(`console sessions on ${TEST_DATABASE_KIND} (docs/api.md#console-sessions)`, () => {

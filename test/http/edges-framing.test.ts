@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
+import { parseWireResponses, type WireResponse } from "./gateway-support.js";
 
 /**
  * What arrives below the routes: broken HTTP framing, oversized headers, and bodies over the limit
@@ -10,33 +11,9 @@ import { startTestServer, type TestOrg, type TestServer } from "../helpers/serve
 
 interface RawAnswer {
   /** Every response on the connection, in order. */
-  responses: { status: number; headers: Record<string, string>; body: string }[];
+  responses: WireResponse[];
   /** The socket error, when the connection broke instead of closing. */
   error?: string;
-}
-
-/** Parses consecutive HTTP/1.1 responses with Content-Length bodies from raw bytes. */
-function parseResponses(raw: Buffer): RawAnswer["responses"] {
-  const out: RawAnswer["responses"] = [];
-  let rest = raw;
-  while (rest.length > 0) {
-    const end = rest.indexOf("\r\n\r\n");
-    if (end < 0) break;
-    const [statusLine = "", ...lines] = rest.subarray(0, end).toString("latin1").split("\r\n");
-    const headers: Record<string, string> = {};
-    for (const line of lines) {
-      const colon = line.indexOf(":");
-      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-    }
-    const length = Number(headers["content-length"] ?? 0);
-    out.push({
-      status: Number(statusLine.split(" ")[1]),
-      headers,
-      body: rest.subarray(end + 4, end + 4 + length).toString("utf8"),
-    });
-    rest = rest.subarray(end + 4 + length);
-  }
-  return out;
 }
 
 /**
@@ -54,7 +31,7 @@ function rawExchange(server: TestServer, bytes: Buffer, writeFirst = false): Pro
       error = e.code ?? e.message;
     });
     socket.on("close", () =>
-      resolve({ responses: parseResponses(Buffer.concat(chunks)), ...(error ? { error } : {}) }),
+      resolve({ responses: parseWireResponses(Buffer.concat(chunks)), ...(error ? { error } : {}) }),
     );
     if (writeFirst) socket.pause();
     socket.write(bytes, () => {

@@ -8,7 +8,7 @@ import { loadConfig } from "../../src/config.js";
 import { DirectGateway } from "../../src/http/direct-gateway.js";
 import { listenForRegion } from "../../src/http/region-listeners.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/server.js";
-import { ask, chat, events, LLAMA } from "./gateway-support.js";
+import { ask, chat, events, LLAMA, parseWireResponses, type WireResponse } from "./gateway-support.js";
 import { type MadeKey, orgSteps } from "./org-support.js";
 
 /**
@@ -32,41 +32,11 @@ DirectGateway.prototype.take = function (this: DirectGateway, ...args: Parameter
   return result;
 };
 
-interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** Consecutive HTTP/1.1 responses with Content-Length bodies, parsed from raw bytes. */
-function parseResponses(raw: Buffer): RawResponse[] {
-  const out: RawResponse[] = [];
-  let rest = raw;
-  while (rest.length > 0) {
-    const end = rest.indexOf("\r\n\r\n");
-    if (end < 0) break;
-    const [statusLine = "", ...lines] = rest.subarray(0, end).toString("latin1").split("\r\n");
-    const headers: Record<string, string> = {};
-    for (const line of lines) {
-      const colon = line.indexOf(":");
-      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-    }
-    const length = Number(headers["content-length"] ?? 0);
-    out.push({
-      status: Number(statusLine.split(" ")[1]),
-      headers,
-      body: rest.subarray(end + 4, end + 4 + length).toString("utf8"),
-    });
-    rest = rest.subarray(end + 4 + length);
-  }
-  return out;
-}
-
 /** Writes `bytes`, then stays silent and reads until the connection closes. */
 function silentAfter(
   port: number,
   bytes: string,
-): Promise<{ responses: RawResponse[]; closedByServer: boolean }> {
+): Promise<{ responses: WireResponse[]; closedByServer: boolean }> {
   return new Promise((resolve) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
@@ -79,7 +49,7 @@ function silentAfter(
     socket.on("error", () => {});
     socket.on("close", () => {
       clearTimeout(guard);
-      resolve({ responses: parseResponses(Buffer.concat(chunks)), closedByServer });
+      resolve({ responses: parseWireResponses(Buffer.concat(chunks)), closedByServer });
     });
     if (bytes !== "") socket.write(bytes);
   });
@@ -94,10 +64,10 @@ function partialPost(path: string, authorization: string | undefined): string {
   );
 }
 
-function assertTimedOut(answer: { responses: RawResponse[]; closedByServer: boolean }): void {
+function assertTimedOut(answer: { responses: WireResponse[]; closedByServer: boolean }): void {
   assert.equal(answer.closedByServer, true, "the server left the connection open");
   assert.equal(answer.responses.length, 1, JSON.stringify(answer.responses));
-  const [response] = answer.responses as [RawResponse];
+  const [response] = answer.responses as [WireResponse];
   assert.equal(response.status, 408);
   assert.equal(response.headers.connection, "close");
   assert.deepEqual(JSON.parse(response.body), { error: { code: 408, message: "Request timeout" } });
@@ -294,11 +264,11 @@ describe("requests that arrive slowly end in a 408 (docs/gateway.md#receive-time
       `POST /api/v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key.secret}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
     const answered = async (count: number) => {
-      while (parseResponses(Buffer.concat(chunks)).filter((r) => r.body !== "").length < count) {
+      while (parseWireResponses(Buffer.concat(chunks)).filter((r) => r.body !== "").length < count) {
         if (socket.destroyed) break;
         await sleep(20);
       }
-      return parseResponses(Buffer.concat(chunks));
+      return parseWireResponses(Buffer.concat(chunks));
     };
     socket.write(request);
     const first = await answered(1);

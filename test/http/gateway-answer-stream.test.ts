@@ -20,6 +20,7 @@ import {
   type RawResponse,
   SONNET,
   startGatewayBench,
+  streamData,
 } from "./gateway-support.js";
 
 /**
@@ -237,20 +238,6 @@ function script(bench: GatewayBench, pieces: string[], tool = false): void {
   });
 }
 
-/** The data of each event of a streamed answer, parsed ("[DONE]" left out). */
-function dataOf(text: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const block of text.split("\n\n")) {
-    const data = block
-      .split("\n")
-      .filter((l) => l.startsWith("data:"))
-      .map((l) => l.slice(5).trim())
-      .join("\n");
-    if (data !== "" && data !== "[DONE]") out.push(JSON.parse(data));
-  }
-  return out;
-}
-
 interface Door {
   name: string;
   route: string;
@@ -400,7 +387,7 @@ for (const [label, catalog, doors] of [
           for (const { value, pieces } of everySplit()) {
             script(bench, pieces);
             const res = await send(door, redactKey);
-            const events = dataOf(res.text);
+            const events = streamData(res.text);
             assert.equal(door.text(events), redacted(pieces.join("")), `split ${JSON.stringify(pieces)}`);
             assert.ok(!res.text.includes(value));
             for (const e of events) assert.ok(!JSON.stringify(e).includes(value.slice(0, 6)));
@@ -417,7 +404,7 @@ for (const [label, catalog, doors] of [
                 const pieces = at.map((p, i) => text.slice(p, at[i + 1] ?? text.length));
                 script(bench, pieces);
                 const res = await send(door, redactKey);
-                assert.equal(door.text(dataOf(res.text)), redacted(text));
+                assert.equal(door.text(streamData(res.text)), redacted(text));
                 for (const v of VALUES) assert.ok(!res.text.includes(v));
               },
             ),
@@ -429,7 +416,7 @@ for (const [label, catalog, doors] of [
           for (const { pieces } of everySplit()) {
             script(bench, pieces);
             const res = await send(door, blockKey);
-            const events = dataOf(res.text);
+            const events = streamData(res.text);
             const got = door.text(events);
             assert.ok("Here: ".startsWith(got), `received ${JSON.stringify(got)}`);
             // The part of the value in the first event is not on the wire at all.
@@ -447,7 +434,10 @@ for (const [label, catalog, doors] of [
             script(bench, [args.slice(0, cut), args.slice(cut)], true);
             const res = await send(door, redactKey);
             assert.ok(!res.text.includes(EMAIL));
-            assert.deepEqual(JSON.parse(door.args(dataOf(res.text))), { q: "write to [EMAIL] today", n: 2 });
+            assert.deepEqual(JSON.parse(door.args(streamData(res.text))), {
+              q: "write to [EMAIL] today",
+              n: 2,
+            });
           }
         });
       });
@@ -492,7 +482,7 @@ for (const [label, catalog, doors] of [
             const res = await post(bench.server, CHAT.route, blockKey, { ...CHAT.body(), n: 2 });
             assert.equal(res.status, 200, res.text);
             assert.ok(!res.text.includes("jane.roe"), res.text);
-            const events = dataOf(res.text) as {
+            const events = streamData(res.text) as {
               choices?: { index: number; finish_reason: string | null }[];
             }[];
             const finishing = events.flatMap((e) =>
@@ -521,7 +511,7 @@ for (const [label, catalog, doors] of [
           // The ids a door fills in are the request's own: the rest must be the same bytes.
           const strip = (t: string) => t.replace(/gen-[A-Za-z0-9_-]+/g, "gen-x");
           assert.equal(strip(b.text), strip(a.text), door.name);
-          assert.equal(door.text(dataOf(b.text)), pieces.join(""));
+          assert.equal(door.text(streamData(b.text)), pieces.join(""));
         }
       });
 
@@ -542,7 +532,7 @@ for (const [label, catalog, doors] of [
         const pieces = [`mail ${EMAIL.slice(0, 5)}`, `${EMAIL.slice(5)} or ${EMAIL}.`];
         script(bench, pieces);
         const res = await send(CHAT, key.secret);
-        assert.equal(CHAT.text(dataOf(res.text)), pieces.join(""));
+        assert.equal(CHAT.text(streamData(res.text)), pieces.join(""));
         assert.equal((await metric(flagged)) - flagsBefore, 2);
         script(bench, pieces);
         await send(CHAT, blockKey);

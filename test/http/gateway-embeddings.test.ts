@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { OpenRouter } from "@openrouter/sdk";
 import type {
@@ -11,18 +10,17 @@ import OpenAI from "openai";
 import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import { checkCatalog } from "../../src/domain/catalog.js";
 import { echoVector } from "../../src/local-upstream/server.js";
-import { call, startTestServer, type TestServer } from "../helpers/server.js";
+import { call, type TestServer } from "../helpers/server.js";
 import {
+  behindUpstream,
   chat,
   type GatewayBench,
   guardKey,
   LLAMA,
   orgWithKey,
   post,
-  providerKey,
   startGatewayBench,
 } from "./gateway-support.js";
-import { orgSteps } from "./org-support.js";
 
 /** Served by the openai provider and the echo provider (`local`), both speaking embeddings. */
 const SMALL = "openai/text-embedding-3-small";
@@ -397,28 +395,10 @@ function bareEmbeddingsUpstream(): Promise<Server> {
 }
 
 describe("embeddings answer fields filled in where the upstream leaves them out (docs/gateway.md#embeddings-answer-fields)", () => {
-  let upstream: Server;
-  let server: TestServer;
-  let secret: string;
-  before(async () => {
-    delete process.env.OPENROUTER_API_KEY;
-    delete process.env.OPENROUTER_BASE_URL;
-    upstream = await bareEmbeddingsUpstream();
-    const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
-    server = await startTestServer({
-      catalog,
-      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      providerKeys: Object.fromEntries(catalog.providers.map((p) => [p.id, providerKey(p.id)])),
-    });
-    secret = (await orgSteps(server, await server.newOrg()).key()).secret;
-  });
-  after(async () => {
-    await server.close();
-    await new Promise((resolve) => upstream.close(resolve));
-  });
+  const bare = behindUpstream(bareEmbeddingsUpstream);
 
   it("the reference SDK parses a bare answer, string and array, with object, model, index and total_tokens filled and the vectors as sent", async () => {
-    const client = referenceSdk(secret, server);
+    const client = referenceSdk(bare.secret, bare.server);
     const one = parsedBody(await client.embeddings.generate({ requestBody: { model: SMALL, input: "hi" } }));
     assert.equal(one.object, "list");
     assert.equal(one.model, SMALL);
@@ -440,7 +420,10 @@ describe("embeddings answer fields filled in where the upstream leaves them out 
   });
 
   it("what the upstream did send is kept: the raw answer has the filled fields and the same vectors", async () => {
-    const res = await post(server, "/api/v1/embeddings", secret, { model: SMALL, input: ["x", "y"] });
+    const res = await post(bare.server, "/api/v1/embeddings", bare.secret, {
+      model: SMALL,
+      input: ["x", "y"],
+    });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, {
       object: "list",

@@ -1,8 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
-import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
-import { type GatewayBench, guardKey, orgWithKey, SONNET, startGatewayBench } from "./gateway-support.js";
+import {
+  catalogSpeaking,
+  chatStream,
+  type GatewayBench,
+  guardKey,
+  orgWithKey,
+  SONNET,
+  startGatewayBench,
+  toolCallChunks,
+} from "./gateway-support.js";
 
 /**
  * The Messages door on providers that speak only chat completions: the request is translated to
@@ -11,18 +19,7 @@ import { type GatewayBench, guardKey, orgWithKey, SONNET, startGatewayBench } fr
  */
 
 /** The shipped catalog with anthropic speaking chat only: every endpoint of SONNET is translated for. */
-function chatOnly() {
-  const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
-  return {
-    ...shipped,
-    providers: shipped.providers.map((p) => (p.id === "anthropic" ? { ...p, apis: ["chat" as const] } : p)),
-  };
-}
-
-const chunks = (...data: unknown[]) => [
-  ...data.map((d) => `data: ${JSON.stringify(d)}\n\n`),
-  "data: [DONE]\n\n",
-];
+const chatOnly = () => catalogSpeaking(["anthropic"], ["chat"]);
 
 describe("Messages on a chat-only provider, with the Anthropic SDK (docs/gateway.md#messages-translation)", () => {
   let bench: GatewayBench;
@@ -78,33 +75,12 @@ describe("Messages on a chat-only provider, with the Anthropic SDK (docs/gateway
 
   it("a streamed tool use: the provider's tool call arrives as input_json_delta and reassembles; its result goes back as a tool message", async () => {
     const { key } = await orgWithKey(bench);
-    const base = { id: "c1", object: "chat.completion.chunk", created: 1, model: SONNET };
     bench.script.next = () => ({
-      events: chunks(
-        {
-          ...base,
-          choices: [
-            {
-              index: 0,
-              delta: {
-                role: "assistant",
-                tool_calls: [
-                  { index: 0, id: "call_5", type: "function", function: { name: "weather", arguments: "" } },
-                ],
-              },
-            },
-          ],
-        },
-        {
-          ...base,
-          choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] } }],
-        },
-        {
-          ...base,
-          choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] } }],
-        },
-        { ...base, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
-        { ...base, choices: [], usage: { prompt_tokens: 30, completion_tokens: 9, total_tokens: 39 } },
+      events: chatStream(
+        ...toolCallChunks(SONNET, { id: "call_5", name: "weather" }, ['{"city":', '"Oslo"}'], {
+          prompt_tokens: 30,
+          completion_tokens: 9,
+        }),
       ),
     });
     const tools = [

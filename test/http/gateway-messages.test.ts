@@ -1,19 +1,22 @@
 import assert from "node:assert/strict";
-import { request } from "node:http";
 import { after, before, describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { DirectGateway } from "../../src/http/direct-gateway.js";
 import { call } from "../helpers/server.js";
 import {
+  assertChargedNothingReserved,
   type GatewayBench,
   guardKey,
   LLAMA,
+  namedEvents,
   orgWithKey,
   post,
   providerKey,
   type RawResponse,
+  rawPost,
   SONNET,
   startGatewayBench,
+  typesBeforeBreak,
 } from "./gateway-support.js";
 
 /**
@@ -34,64 +37,13 @@ DirectGateway.prototype.take = function (this: DirectGateway, ...args: Parameter
 };
 
 /** A POST with exactly these headers (and a JSON body), for what the SDK will not send. */
-function raw(
+const raw = (
   bench: GatewayBench,
   headers: Record<string, string>,
   body: unknown,
   path = "/api/v1/messages",
-): Promise<RawResponse> {
-  const { port } = new URL(bench.server.origin);
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: "127.0.0.1",
-        port,
-        path,
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(payload),
-          ...headers,
-        },
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          text += chunk;
-        });
-        res.on("end", () => {
-          const json = (res.headers["content-type"] ?? "").includes("json") && text !== "";
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text,
-            body: json ? JSON.parse(text) : text,
-          });
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
-}
-
-/** The events of a streamed answer: each event's name and parsed data. */
-function sse(text: string): { name: string | undefined; data: Record<string, unknown> }[] {
-  const out: { name: string | undefined; data: Record<string, unknown> }[] = [];
-  for (const block of text.split("\n\n")) {
-    const lines = block.split("\n");
-    const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim());
-    if (data.length === 0) continue;
-    const name = lines
-      .find((l) => l.startsWith("event:"))
-      ?.slice(6)
-      .trim();
-    out.push({ name, data: JSON.parse(data.join("\n")) });
-  }
-  return out;
-}
+): Promise<RawResponse> =>
+  rawPost(bench.server, path, { "content-type": "application/json", ...headers }, JSON.stringify(body));
 
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({
   model: SONNET,
@@ -364,25 +316,20 @@ describe("POST /api/v1/messages, forwarded natively (docs/gateway.md#messages)",
     it("a stream the provider breaks off ends with an error event the SDK raises; what was sent is charged", async () => {
       const { steps, key } = await orgWithKey(bench);
       await guardKey(steps, key, { limit_usd: 100, reset_interval: "daily" });
-      bench.script.next = () => ({ breakStreamAfter: 4 });
-      const seen: string[] = [];
-      try {
-        const stream = withKey(key.secret).messages.stream({
-          model: SONNET,
-          max_tokens: 100,
-          messages: [{ role: "user", content: "break me off" }],
-        });
-        await assert.rejects(async () => {
-          for await (const event of stream) seen.push(event.type);
-        }, Anthropic.APIError);
-      } finally {
-        bench.script.next = undefined;
-      }
+      const seen = await typesBeforeBreak(
+        bench,
+        4,
+        () =>
+          withKey(key.secret).messages.stream({
+            model: SONNET,
+            max_tokens: 100,
+            messages: [{ role: "user", content: "break me off" }],
+          }),
+        Anthropic.APIError,
+      );
       assert.equal(seen[0], "message_start");
       assert.equal(seen.includes("message_stop"), false);
-      const current = await call(bench.server, "GET", "/api/v1/key", { key: key.secret });
-      assert.equal(current.body.data.budgets[0].reserved_usd, 0);
-      assert.equal(current.body.data.usage > 0, true);
+      await assertChargedNothingReserved(bench, key.secret);
     });
   });
 
@@ -507,7 +454,7 @@ describe("POST /api/v1/messages, forwarded natively (docs/gateway.md#messages)",
         assert.equal(res.body.usage.input_tokens, 1_000_000);
         const streamed = await raw(bench, { "x-api-key": key.secret }, ask("spend me", { stream: true }));
         assert.equal(streamed.status, 200, streamed.text);
-        assert.equal(sse(streamed.text).at(-1)?.name, "message_stop");
+        assert.equal(namedEvents(streamed.text).at(-1)?.name, "message_stop");
       } finally {
         bench.script.next = undefined;
       }
@@ -628,35 +575,12 @@ describe("the Messages route's errors before the body is read (docs/gateway.md#m
     assert.equal(big.status, 413, big.text);
     assert.equal(big.body.type, "error");
     assert.equal(big.body.error.type, "request_too_large");
-    const { port } = new URL(bench.server.origin);
-    const broken = await new Promise<RawResponse>((resolve, reject) => {
-      const payload = '{"model": "x", "messages": [';
-      const req = request(
-        {
-          host: "127.0.0.1",
-          port,
-          path: "/api/v1/messages",
-          method: "POST",
-          headers: {
-            "x-api-key": key.secret,
-            "content-type": "application/json",
-            "content-length": Buffer.byteLength(payload),
-          },
-        },
-        (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (c: string) => {
-            text += c;
-          });
-          res.on("end", () =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: JSON.parse(text) }),
-          );
-        },
-      );
-      req.on("error", reject);
-      req.end(payload);
-    });
+    const broken = await rawPost(
+      bench.server,
+      "/api/v1/messages",
+      { "x-api-key": key.secret, "content-type": "application/json" },
+      '{"model": "x", "messages": [',
+    );
     assert.equal(broken.status, 400, broken.text);
     assert.equal(broken.body.error.type, "invalid_request_error");
     assert.equal(bench.received.length, 0);

@@ -3,10 +3,18 @@ import { after, before, describe, it } from "node:test";
 import { OpenRouter } from "@openrouter/sdk";
 import type { OpenResponsesResult, StreamEvents } from "@openrouter/sdk/models";
 import OpenAI from "openai";
-import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
 import type { Api } from "../../src/domain/catalog.js";
 import { call } from "../helpers/server.js";
-import { type GatewayBench, guardKey, orgWithKey, post, startGatewayBench } from "./gateway-support.js";
+import {
+  catalogSpeaking,
+  chatStream,
+  type GatewayBench,
+  guardKey,
+  orgWithKey,
+  post,
+  startGatewayBench,
+  toolCallChunks,
+} from "./gateway-support.js";
 
 /**
  * The Responses door on providers that speak only chat completions: the request is translated to
@@ -16,25 +24,13 @@ import { type GatewayBench, guardKey, orgWithKey, post, startGatewayBench } from
 /** Served by openai and azure, both made to speak chat only here. */
 const GPT = "openai/gpt-4.1";
 
-function catalogWith(apis: Api[]) {
-  const shipped = loadCatalogFile(DEFAULT_CONFIG_FILE);
-  return {
-    ...shipped,
-    providers: shipped.providers.map((p) => (p.id === "openai" || p.id === "azure" ? { ...p, apis } : p)),
-  };
-}
+const catalogWith = (apis: Api[]) => catalogSpeaking(["openai", "azure"], apis);
 
 const respond = (bench: GatewayBench, key: string, body: Record<string, unknown>) =>
   post(bench.server, "/api/v1/responses", key, body);
 
 const usageOf = async (bench: GatewayBench, secret: string) =>
   (await call(bench.server, "GET", "/api/v1/key", { key: secret })).body.data.usage as number;
-
-/** A chat completion stream's events, each chunk as the provider would write it. */
-const chunks = (...data: unknown[]) => [
-  ...data.map((d) => `data: ${JSON.stringify(d)}\n\n`),
-  "data: [DONE]\n\n",
-];
 
 describe("Responses on a chat-only provider, translated (docs/gateway.md#responses-translation)", () => {
   let bench: GatewayBench;
@@ -170,35 +166,12 @@ describe("Responses on a chat-only provider, translated (docs/gateway.md#respons
 
   it("a streamed tool call: its arguments arrive as function_call_arguments deltas and the item is done with them whole", async () => {
     const { key } = await orgWithKey(bench);
-    const base = { id: "c1", object: "chat.completion.chunk", created: 1, model: GPT };
     bench.script.next = () => ({
-      events: chunks(
-        {
-          ...base,
-          choices: [
-            {
-              index: 0,
-              delta: {
-                role: "assistant",
-                tool_calls: [
-                  { index: 0, id: "call_7", type: "function", function: { name: "weather", arguments: "" } },
-                ],
-              },
-            },
-          ],
-        },
-        {
-          ...base,
-          choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] } }],
-        },
-        {
-          ...base,
-          choices: [
-            { index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 'ty":"Rome"}' } }] } },
-          ],
-        },
-        { ...base, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
-        { ...base, choices: [], usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } },
+      events: chatStream(
+        ...toolCallChunks(GPT, { id: "call_7", name: "weather" }, ['{"ci', 'ty":"Rome"}'], {
+          prompt_tokens: 12,
+          completion_tokens: 7,
+        }),
       ),
     });
     try {

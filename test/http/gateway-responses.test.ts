@@ -5,7 +5,16 @@ import type { OpenResponsesResult, StreamEvents } from "@openrouter/sdk/models";
 import OpenAI from "openai";
 import type { ScriptedAnswer } from "../../src/local-upstream/server.js";
 import { call } from "../helpers/server.js";
-import { type GatewayBench, guardKey, orgWithKey, post, startGatewayBench } from "./gateway-support.js";
+import {
+  assertChargedNothingReserved,
+  type GatewayBench,
+  guardKey,
+  namedEvents,
+  orgWithKey,
+  post,
+  startGatewayBench,
+  typesBeforeBreak,
+} from "./gateway-support.js";
 
 /** Served by the openai provider (which speaks responses) and azure (which speaks chat only). */
 const GPT = "openai/gpt-4.1";
@@ -13,22 +22,6 @@ const EMBEDDING = "openai/text-embedding-3-small";
 
 const respond = (bench: GatewayBench, key: string, body: Record<string, unknown>) =>
   post(bench.server, "/api/v1/responses", key, body);
-
-/** The events of a streamed Responses answer: each event's `event:` name and parsed data. */
-function sse(text: string): { name: string | undefined; data: Record<string, unknown> }[] {
-  const out: { name: string | undefined; data: Record<string, unknown> }[] = [];
-  for (const block of text.split("\n\n")) {
-    const lines = block.split("\n");
-    const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim());
-    if (data.length === 0) continue;
-    const name = lines
-      .find((l) => l.startsWith("event:"))
-      ?.slice(6)
-      .trim();
-    out.push({ name, data: JSON.parse(data.join("\n")) });
-  }
-  return out;
-}
 
 describe("POST /api/v1/responses, forwarded natively (docs/gateway.md#responses)", () => {
   let bench: GatewayBench;
@@ -149,25 +142,15 @@ describe("POST /api/v1/responses, forwarded natively (docs/gateway.md#responses)
     it("ends with the service's error event, which the openai SDK raises; what was sent is charged", async () => {
       const { steps, key } = await orgWithKey(bench);
       await guardKey(steps, key, { limit_usd: 100, reset_interval: "daily" });
-      bench.script.next = () => ({ breakStreamAfter: 5 });
-      const seen: string[] = [];
-      try {
-        const stream = await sdk(key.secret).responses.create({
-          model: GPT,
-          input: "break me off",
-          stream: true,
-        });
-        await assert.rejects(async () => {
-          for await (const event of stream) seen.push(event.type);
-        }, OpenAI.APIError);
-      } finally {
-        bench.script.next = undefined;
-      }
+      const seen = await typesBeforeBreak(
+        bench,
+        5,
+        () => sdk(key.secret).responses.create({ model: GPT, input: "break me off", stream: true }),
+        OpenAI.APIError,
+      );
       assert.equal(seen[0], "response.created");
       assert.equal(seen.includes("response.completed"), false);
-      const current = await call(bench.server, "GET", "/api/v1/key", { key: key.secret });
-      assert.equal(current.body.data.budgets[0].reserved_usd, 0);
-      assert.equal(current.body.data.usage > 0, true);
+      await assertChargedNothingReserved(bench, key.secret);
     });
   });
 
@@ -436,7 +419,7 @@ describe("POST /api/v1/responses, forwarded natively (docs/gateway.md#responses)
         assert.equal(res.body.usage.input_tokens, 1_000_000);
         const streamed = await respond(bench, key.secret, { model: GPT, input: "spend me", stream: true });
         assert.equal(streamed.status, 200, streamed.text);
-        assert.equal(sse(streamed.text).at(-1)?.data.type, "response.completed");
+        assert.equal(namedEvents(streamed.text).at(-1)?.data.type, "response.completed");
       } finally {
         bench.script.next = undefined;
       }

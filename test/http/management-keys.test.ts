@@ -1,20 +1,14 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import type { FastifyInstance } from "fastify";
-import { buildApp } from "../../src/app.js";
-import { Upstreams } from "../../src/gateway/upstream.js";
-import { serviceDepsFor } from "../../src/services/context.js";
 import { createManagementKey } from "../../src/services/keys.js";
-import { openDatabase } from "../../src/storage/open.js";
-import { type DatabaseHandle, DEFAULT_POSTGRES_OPTIONS } from "../../src/storage/ports.js";
 import { type RouteUnderTest, standardAuthCases } from "../helpers/auth-cases.js";
 import {
   type ApiResponse,
   call,
+  secondInstance,
   startTestServer,
   TEST_DATABASE_KIND,
-  TEST_REGION_BASE_URLS,
   type TestOrg,
   type TestServer,
 } from "../helpers/server.js";
@@ -45,46 +39,6 @@ const list = (server: TestServer, key: string) =>
   call(server, "GET", "/api/v1/management-keys?limit=100", { key });
 const revoke = (server: TestServer, key: string, hash: string) =>
   call(server, "DELETE", `/api/v1/management-keys/${hash}`, { key });
-
-/** Another instance of the service on the same database, as a second process behind a balancer would be. */
-async function secondInstance(first: TestServer): Promise<TestServer & { database: DatabaseHandle }> {
-  const database = await openDatabase(first.databaseUrl, {
-    sqliteSynchronous: "normal",
-    postgres: { ...DEFAULT_POSTGRES_OPTIONS, poolMax: 2 },
-  });
-  const upstreams = new Upstreams([], {});
-  const deps = {
-    ...serviceDepsFor(database, first.deps.catalog),
-    ping: database.ping,
-    regionBaseUrls: TEST_REGION_BASE_URLS,
-    trustForwardedHost: false,
-    upstreams,
-  };
-  const app: FastifyInstance = await buildApp(deps);
-  // As main.ts wires it: other instances' commits reach this one's caches (a notice on PostgreSQL,
-  // SQLite's data_version otherwise).
-  const listener = await database.listenForChanges?.({
-    onChange: (notice) => deps.changes.bump(notice),
-    onState: (listening) => deps.changes.setTrusted(listening),
-    onError: () => {},
-  });
-  const origin = await app.listen({ port: 0, host: "127.0.0.1" });
-  return {
-    origin,
-    baseUrl: `${origin}/api/v1`,
-    app,
-    deps,
-    database,
-    databaseUrl: first.databaseUrl,
-    newOrg: () => first.newOrg(),
-    async close() {
-      await listener?.close();
-      await app.close();
-      await upstreams.close();
-      await database.close();
-    },
-  };
-}
 
 describe(`management keys on ${TEST_DATABASE_KIND} (docs/api.md#management-keys)`, () => {
   let server: TestServer;
@@ -321,7 +275,7 @@ describe(`management keys on ${TEST_DATABASE_KIND} (docs/api.md#management-keys)
   });
 
   it("a revocation on one instance reaches another instance's cache: the key is refused there too (docs/behaviour.md#management-key-revocation)", async () => {
-    const second = await secondInstance(server);
+    const second = await secondInstance(server, { listenForChanges: true });
     try {
       const org = await server.newOrg();
       const doomed = await secondKey(server, org);

@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { OpenRouter } from "@openrouter/sdk";
 import type { ChatResult, ChatStreamChunk } from "@openrouter/sdk/models";
 import OpenAI from "openai";
-import { DEFAULT_CONFIG_FILE, loadCatalogFile } from "../../src/config.js";
-import { startTestServer, TEST_DATABASE_KIND, type TestServer } from "../helpers/server.js";
-import { LLAMA, providerKey, SONNET } from "./gateway-support.js";
-import { orgSteps } from "./org-support.js";
+import { TEST_DATABASE_KIND } from "../helpers/server.js";
+import { behindUpstream, LLAMA, SONNET } from "./gateway-support.js";
 
 /**
  * An upstream (a real HTTP server on a loopback port) that answers with as little as a chat answer
@@ -43,28 +40,9 @@ function bareUpstream(): Promise<Server> {
 }
 
 describe(`OpenAI clients against the governed request path, on ${TEST_DATABASE_KIND} (docs/gateway.md#answer-fields)`, () => {
-  let upstream: Server;
-  let server: TestServer;
-  let secret: string;
-  before(async () => {
-    delete process.env.OPENROUTER_API_KEY;
-    delete process.env.OPENROUTER_BASE_URL;
-    upstream = await bareUpstream();
-    const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE);
-    server = await startTestServer({
-      catalog,
-      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      providerKeys: Object.fromEntries(catalog.providers.map((p) => [p.id, providerKey(p.id)])),
-    });
-    const org = await server.newOrg();
-    secret = (await orgSteps(server, org).key()).secret;
-  });
-  after(async () => {
-    await server.close();
-    await new Promise((resolve) => upstream.close(resolve));
-  });
+  const bare = behindUpstream(bareUpstream);
 
-  const openai = () => new OpenAI({ apiKey: secret, baseURL: server.baseUrl, maxRetries: 0 });
+  const openai = () => new OpenAI({ apiKey: bare.secret, baseURL: bare.server.baseUrl, maxRetries: 0 });
 
   it("a completion carries id, object, created, model and system_fingerprint even when the upstream sends none of them", async () => {
     const res = await openai().chat.completions.create({
@@ -106,8 +84,8 @@ describe(`OpenAI clients against the governed request path, on ${TEST_DATABASE_K
 
   it("the reference SDK validates the same bare answers, both ways (docs/api.md#the-reference-sdk)", async () => {
     const client = new OpenRouter({
-      apiKey: secret,
-      serverURL: server.baseUrl,
+      apiKey: bare.secret,
+      serverURL: bare.server.baseUrl,
       retryConfig: { strategy: "none" },
     });
     const whole = (await client.chat.send({

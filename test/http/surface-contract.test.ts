@@ -11,6 +11,7 @@ import {
   post,
   SONNET,
   startGatewayBench,
+  streamData,
 } from "./gateway-support.js";
 import type { MadeKey } from "./org-support.js";
 
@@ -47,20 +48,6 @@ interface Door {
     body(body: Record<string, unknown>): Record<string, unknown>;
     usage(events: Record<string, unknown>[]): { prompt: number; completion: number };
   };
-}
-
-/** The data of each server-sent event of a streamed answer, parsed ("[DONE]" left out). */
-function eventsOf(text: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const block of text.split("\n\n")) {
-    const data = block
-      .split("\n")
-      .filter((l) => l.startsWith("data:"))
-      .map((l) => l.slice(5).trim())
-      .join("\n");
-    if (data !== "" && data !== "[DONE]") out.push(JSON.parse(data));
-  }
-  return out;
 }
 
 const fn = (description: string, property: string) => ({
@@ -602,7 +589,7 @@ for (const door of DOORS) {
           streamed.body((door.places[0] as Place).body("a longer text to be answered at length")),
         );
         assert.equal(res.status, 200, res.text);
-        const { prompt, completion } = streamed.usage(eventsOf(res.text));
+        const { prompt, completion } = streamed.usage(streamData(res.text));
         assert.equal(prompt > 0 && completion > 0, true, res.text.slice(-400));
         const price = priceOf(door.model);
         const micros = Math.ceil(

@@ -1,15 +1,7 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { clientFor, TEST_DATABASE_KIND } from "../helpers/server.js";
-import {
-  ask,
-  chat,
-  type GatewayBench,
-  LLAMA,
-  orgWithKey,
-  post,
-  startGatewayBench,
-} from "./gateway-support.js";
+import { describe, it } from "node:test";
+import { TEST_DATABASE_KIND } from "../helpers/server.js";
+import { ask, chat, LLAMA, post, usageDay } from "./gateway-support.js";
 
 /** Served by the echo provider and openai, both speaking embeddings. */
 const SMALL = "openai/text-embedding-3-small";
@@ -27,21 +19,12 @@ interface Row {
  * activity that say which API each was made on (docs/behaviour.md#usage-by-api).
  */
 describe(`usage and activity by API, on ${TEST_DATABASE_KIND} (docs/behaviour.md#usage-by-api)`, () => {
-  let bench: GatewayBench;
-  let clock = new Date(`${DAY}T10:00:00.000Z`);
-  let setup: Awaited<ReturnType<typeof orgWithKey>>;
-  let other: Awaited<ReturnType<typeof orgWithKey>>;
   let llama: string;
   let small: string;
-
-  before(async () => {
-    bench = await startGatewayBench({ now: () => clock });
+  const day = usageDay(DAY, async (bench, setup, other) => {
     llama = bench.server.deps.catalog.findModel(LLAMA)?.canonical_slug ?? "";
     small = bench.server.deps.catalog.findModel(SMALL)?.canonical_slug ?? "";
     assert.ok(llama && small);
-    setup = await orgWithKey(bench);
-    other = await orgWithKey(bench);
-    bench.script.next = () => ({ usage: { prompt_tokens: 1000, completion_tokens: 100 } });
     const secret = setup.key.secret;
     assert.equal((await chat(bench.server, secret, ask("hello", LLAMA))).status, 200);
     const streamed = await chat(bench.server, secret, { ...ask("hello", LLAMA), stream: true });
@@ -54,21 +37,13 @@ describe(`usage and activity by API, on ${TEST_DATABASE_KIND} (docs/behaviour.md
       input: "x",
     });
     assert.equal(theirs.status, 200, theirs.text);
-    bench.script.next = undefined;
-    clock = new Date("2026-11-11T12:00:00.000Z");
   });
-  after(async () => {
-    await bench.close();
-  });
-
-  const get = (path: string, key = setup.org.key) => clientFor(bench.server, key).get(path);
-  const usage = (query: string) => get(`/api/v1/usage?from=${DAY}&to=${DAY}&${query}`);
 
   it("each forwarded request's ledger entry records the API of the route it came through", async () => {
-    const rows = await bench.server.deps.db
+    const rows = await day.bench.server.deps.db
       .selectFrom("spend_ledger")
       .select(["api", "model"])
-      .where("organization_id", "=", setup.org.organizationId)
+      .where("organization_id", "=", day.setup.org.organizationId)
       .execute();
     assert.deepEqual(rows.map((r) => `${r.api} ${r.model}`).sort(), [
       `chat ${llama}`,
@@ -78,7 +53,7 @@ describe(`usage and activity by API, on ${TEST_DATABASE_KIND} (docs/behaviour.md
   });
 
   it("group_by=api gives a row per API with its requests and tokens; grouped otherwise, rows carry no api", async () => {
-    const byApi = await usage("group_by=api");
+    const byApi = await day.usage("group_by=api");
     assert.equal(byApi.status, 200, JSON.stringify(byApi.body));
     assert.deepEqual(
       byApi.body.data.map((r: Row) => [r.api, r.requests, r.prompt_tokens]),
@@ -88,7 +63,7 @@ describe(`usage and activity by API, on ${TEST_DATABASE_KIND} (docs/behaviour.md
       ],
     );
     assert.equal(byApi.body.total_count, 2);
-    const byModelAndApi = await usage("group_by=model,api");
+    const byModelAndApi = await day.usage("group_by=model,api");
     assert.deepEqual(
       byModelAndApi.body.data.map((r: Row) => [r.model, r.api, r.requests]),
       [
@@ -97,7 +72,7 @@ describe(`usage and activity by API, on ${TEST_DATABASE_KIND} (docs/behaviour.md
       ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
     );
     // The default grouping answers as it did before the API was recorded: one row a day, no api.
-    const byDay = await usage("");
+    const byDay = await day.usage("");
     assert.deepEqual(byDay.body.data, [
       {
         date: DAY,
@@ -112,23 +87,23 @@ describe(`usage and activity by API, on ${TEST_DATABASE_KIND} (docs/behaviour.md
   });
 
   it("api= keeps only that API's requests; an API with none answers no rows", async () => {
-    const embeddings = await usage("api=embeddings&group_by=model");
+    const embeddings = await day.usage("api=embeddings&group_by=model");
     assert.equal(embeddings.status, 200, JSON.stringify(embeddings.body));
     assert.deepEqual(
       embeddings.body.data.map((r: Row) => [r.model, r.requests]),
       [[small, 1]],
     );
-    const chatOnly = await usage("api=chat");
+    const chatOnly = await day.usage("api=chat");
     assert.deepEqual(
       chatOnly.body.data.map((r: Row) => r.requests),
       [2],
     );
-    const none = await usage("api=responses");
+    const none = await day.usage("api=responses");
     assert.deepEqual(none.body, { data: [], total_count: 0 });
   });
 
   it("activity: every row names its API; api= keeps one API's rows; another organization sees only its own", async () => {
-    const all = await get("/api/v1/activity");
+    const all = await day.get("/api/v1/activity");
     assert.equal(all.status, 200, JSON.stringify(all.body));
     assert.deepEqual(
       all.body.data.map((r: { model_permaslug: string; api: string; requests: number }) => [
@@ -141,12 +116,12 @@ describe(`usage and activity by API, on ${TEST_DATABASE_KIND} (docs/behaviour.md
         [small, "embeddings", 1],
       ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
     );
-    const embeddings = await get("/api/v1/activity?api=embeddings");
+    const embeddings = await day.get("/api/v1/activity?api=embeddings");
     assert.deepEqual(
       embeddings.body.data.map((r: { model_permaslug: string; api: string }) => [r.model_permaslug, r.api]),
       [[small, "embeddings"]],
     );
-    const theirs = await get("/api/v1/activity", other.org.key);
+    const theirs = await day.get("/api/v1/activity", day.other.org.key);
     assert.deepEqual(
       theirs.body.data.map((r: { api: string; requests: number }) => [r.api, r.requests]),
       [["embeddings", 1]],
@@ -155,7 +130,7 @@ describe(`usage and activity by API, on ${TEST_DATABASE_KIND} (docs/behaviour.md
 
   it("an api that is not one of the four is 400 naming the parameter, on both routes (docs/behaviour.md#errors)", async () => {
     for (const path of [`/api/v1/usage?from=${DAY}&to=${DAY}&api=completions`, "/api/v1/activity?api=Chat"]) {
-      const res = await get(path);
+      const res = await day.get(path);
       assert.equal(res.status, 400, path);
       assert.equal(res.body.error.code, 400);
       assert.equal(res.body.error.message, "Invalid request parameters");
@@ -164,7 +139,7 @@ describe(`usage and activity by API, on ${TEST_DATABASE_KIND} (docs/behaviour.md
         `${path}: ${JSON.stringify(res.body.error.metadata.issues)}`,
       );
     }
-    const badGroup = await usage("group_by=api,apis");
+    const badGroup = await day.usage("group_by=api,apis");
     assert.equal(badGroup.status, 400);
   });
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { call, clientFor, TEST_DATABASE_KIND } from "../helpers/server.js";
-import { type GatewayBench, LLAMA, orgWithKey, startGatewayBench } from "./gateway-support.js";
+import { describe, it } from "node:test";
+import { call, TEST_DATABASE_KIND } from "../helpers/server.js";
+import { type GatewayBench, LLAMA, usageDay } from "./gateway-support.js";
 
 const DAY = "2026-11-10";
 const SESSION_A = "9b2f6c1e-5d1a-4c3e-8f0a-2a7d1c0b9e11";
@@ -20,58 +20,41 @@ interface Row {
  * (docs/behaviour.md#usage-by-session).
  */
 describe(`usage and activity by agent session, on ${TEST_DATABASE_KIND} (docs/behaviour.md#usage-by-session)`, () => {
-  let bench: GatewayBench;
-  let clock = new Date(`${DAY}T10:00:00.000Z`);
-  let setup: Awaited<ReturnType<typeof orgWithKey>>;
-  let other: Awaited<ReturnType<typeof orgWithKey>>;
-
-  const messages = (secret: string, session?: string) =>
+  const messages = (bench: GatewayBench, secret: string, session?: string) =>
     call(bench.server, "POST", "/api/v1/messages", {
       key: secret,
       headers: session === undefined ? {} : { "x-claude-code-session-id": session },
       body: { model: LLAMA, max_tokens: 64, messages: [{ role: "user", content: "hi" }] },
     });
-  const chat = (secret: string, session?: string) =>
+  const chat = (bench: GatewayBench, secret: string, session?: string) =>
     call(bench.server, "POST", "/api/v1/chat/completions", {
       key: secret,
       headers: session === undefined ? {} : { "X-Claude-Code-Session-Id": session },
       body: { model: LLAMA, messages: [{ role: "user", content: "hi" }] },
     });
 
-  before(async () => {
-    bench = await startGatewayBench({ now: () => clock });
-    setup = await orgWithKey(bench);
-    other = await orgWithKey(bench);
-    bench.script.next = () => ({ usage: { prompt_tokens: 1000, completion_tokens: 100 } });
+  const day = usageDay(DAY, async (bench, setup, other) => {
     const secret = setup.key.secret;
     const sent = [
-      await messages(secret, SESSION_A),
-      await messages(secret, SESSION_A),
-      await chat(secret, SESSION_A),
-      await messages(secret, SESSION_B),
-      await chat(secret),
+      await messages(bench, secret, SESSION_A),
+      await messages(bench, secret, SESSION_A),
+      await chat(bench, secret, SESSION_A),
+      await messages(bench, secret, SESSION_B),
+      await chat(bench, secret),
       // Not of the form: recorded without a session, and still answered.
-      await messages(secret, "x".repeat(129)),
-      await messages(secret, "two words"),
+      await messages(bench, secret, "x".repeat(129)),
+      await messages(bench, secret, "two words"),
       // Another organization's request in session A: never in this one's report.
-      await messages(other.key.secret, SESSION_A),
+      await messages(bench, other.key.secret, SESSION_A),
     ];
     for (const res of sent) assert.equal(res.status, 200, JSON.stringify(res.body));
-    bench.script.next = undefined;
-    clock = new Date("2026-11-11T12:00:00.000Z");
   });
-  after(async () => {
-    await bench.close();
-  });
-
-  const get = (path: string, key = setup.org.key) => clientFor(bench.server, key).get(path);
-  const usage = (query: string) => get(`/api/v1/usage?from=${DAY}&to=${DAY}&${query}`);
 
   it("each ledger entry records the session its request named, and null when it named none or a malformed one", async () => {
-    const rows = await bench.server.deps.db
+    const rows = await day.bench.server.deps.db
       .selectFrom("spend_ledger")
       .select(["session_id", "api"])
-      .where("organization_id", "=", setup.org.organizationId)
+      .where("organization_id", "=", day.setup.org.organizationId)
       .execute();
     assert.deepEqual(rows.map((r) => `${r.api} ${r.session_id}`).sort(), [
       "chat 9b2f6c1e-5d1a-4c3e-8f0a-2a7d1c0b9e11",
@@ -85,7 +68,7 @@ describe(`usage and activity by agent session, on ${TEST_DATABASE_KIND} (docs/be
   });
 
   it("group_by=session: a row per session with its requests and tokens, the requests that named none under null", async () => {
-    const bySession = await usage("group_by=session");
+    const bySession = await day.usage("group_by=session");
     assert.equal(bySession.status, 200, JSON.stringify(bySession.body));
     const rows = (bySession.body as { data: Row[] }).data.map((r) => [
       r.session_id,
@@ -100,7 +83,7 @@ describe(`usage and activity by agent session, on ${TEST_DATABASE_KIND} (docs/be
         [SESSION_B, 1, 1000],
       ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
     );
-    const byApi = await usage(`group_by=session,api&session_id=${SESSION_A}`);
+    const byApi = await day.usage(`group_by=session,api&session_id=${SESSION_A}`);
     assert.deepEqual(
       (byApi.body as { data: Row[] }).data.map((r) => [r.session_id, r.api, r.requests]),
       [
@@ -111,15 +94,18 @@ describe(`usage and activity by agent session, on ${TEST_DATABASE_KIND} (docs/be
   });
 
   it("session_id= keeps one session's requests; a session of another organization or none answers no rows", async () => {
-    const one = await usage(`session_id=${SESSION_B}`);
+    const one = await day.usage(`session_id=${SESSION_B}`);
     assert.equal(one.status, 200, JSON.stringify(one.body));
     assert.deepEqual(
       (one.body as { data: Row[] }).data.map((r) => r.requests),
       [1],
     );
-    const none = await usage("session_id=never-seen");
+    const none = await day.usage("session_id=never-seen");
     assert.deepEqual(none.body, { data: [], total_count: 0 });
-    const theirs = await get(`/api/v1/usage?from=${DAY}&to=${DAY}&session_id=${SESSION_A}`, other.org.key);
+    const theirs = await day.get(
+      `/api/v1/usage?from=${DAY}&to=${DAY}&session_id=${SESSION_A}`,
+      day.other.org.key,
+    );
     assert.deepEqual(
       (theirs.body as { data: Row[] }).data.map((r) => r.requests),
       [1],
@@ -127,7 +113,7 @@ describe(`usage and activity by agent session, on ${TEST_DATABASE_KIND} (docs/be
   });
 
   it("activity: group_by=session gives each row its session_id; session_id= keeps one session; the default rows are as before", async () => {
-    const bySession = await get("/api/v1/activity?group_by=session");
+    const bySession = await day.get("/api/v1/activity?group_by=session");
     assert.equal(bySession.status, 200, JSON.stringify(bySession.body));
     const rows = (bySession.body as { data: (Row & { api: string })[] }).data.map((r) => [
       r.api,
@@ -144,7 +130,7 @@ describe(`usage and activity by agent session, on ${TEST_DATABASE_KIND} (docs/be
         ["messages", null, 2],
       ].sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))),
     );
-    const one = await get(`/api/v1/activity?session_id=${SESSION_A}`);
+    const one = await day.get(`/api/v1/activity?session_id=${SESSION_A}`);
     assert.deepEqual(
       (one.body as { data: (Row & { api: string })[] }).data.map((r) => [
         r.api,
@@ -156,7 +142,7 @@ describe(`usage and activity by agent session, on ${TEST_DATABASE_KIND} (docs/be
         ["messages", 2, false],
       ],
     );
-    const plain = await get("/api/v1/activity");
+    const plain = await day.get("/api/v1/activity");
     assert.deepEqual(
       (plain.body as { data: (Row & { api: string })[] }).data.map((r) => [
         r.api,
@@ -176,7 +162,7 @@ describe(`usage and activity by agent session, on ${TEST_DATABASE_KIND} (docs/be
       "/api/v1/activity?session_id=two%20words",
       "/api/v1/activity?group_by=sessions",
     ]) {
-      const res = await get(path);
+      const res = await day.get(path);
       assert.equal(res.status, 400, path);
       assert.equal(res.body.error.message, "Invalid request parameters");
       assert.ok(
