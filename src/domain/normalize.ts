@@ -19,9 +19,13 @@ export interface Canonical {
 /**
  * Text that canonicalizes to itself: ASCII without `&`. Nothing in it is a format character, a
  * compatibility form, a non-ASCII digit or dash, or an entity, so it needs no map (the fast path of
- * every ordinary English prompt).
+ * every ordinary English prompt). A text is ASCII exactly when its UTF-8 has one byte per UTF-16
+ * unit (any unit from 0x80 up, a lone surrogate included, takes two bytes or more): Node counts the
+ * bytes several times faster than a character class is searched through the text.
  */
-const NEEDS_WORK = /[&\u0080-\uffff]/;
+function isPlainAscii(text: string): boolean {
+  return Buffer.byteLength(text, "utf8") === text.length && !text.includes("&");
+}
 
 /** Removed wherever they are: invisible format characters, variation selectors, fillers. */
 const FORMAT = /^\p{Cf}$/u;
@@ -157,7 +161,7 @@ function entityAt(text: string, at: number): { value: string; end: number } | nu
  *   marks on other letters stay, so words of other scripts are matched as they are.
  */
 export function canonicalize(text: string): Canonical | null {
-  if (!NEEDS_WORK.test(text)) return null;
+  if (isPlainAscii(text)) return null;
   const n = text.length;
   const canon = new Builder(n);
   /** Characters from `run` up to the current one are their own canonical form, not yet written. */
