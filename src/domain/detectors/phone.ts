@@ -1,5 +1,5 @@
 import type { Span } from "../content-scan.js";
-import { around, collect, isAsciiLetter, isDigit, lowerBefore } from "./spans.js";
+import { around, collect, isAsciiLetter, isDigit, lowerBefore, mayEndWith } from "./spans.js";
 
 /**
  * Telephone numbers in the shapes people write them, one pattern with five alternatives:
@@ -51,8 +51,10 @@ const CUE =
  * `(11) 2019-2020` is a season.
  */
 const BRAZIL = /^\([1-9]{2}\) ?9\d{4}-\d{4}$/;
-const LABELLED =
+export const LABELLED =
   /\b(?:order|invoice|sku|part|ref|reference|ticket|case|tracking|serial|account|acct|po|isbn|model|item|lot|batch|id|receipt|transaction|customer)\.?(?: ?(?:no\.?|number|num|#|id))?[ .:#]{0,4}$/;
+/** The last character of every word and mark of LABELLED (mayEndWith). */
+export const LABELLED_LAST = "reutfglonmhd.#";
 
 function digitCount(s: string): number {
   let n = 0;
@@ -76,7 +78,7 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   const first = raw.charCodeAt(0);
   if (first === 43) return digits >= 8 && digits <= 15 ? { start, end } : null;
   const context = lowerBefore(text, start, 28);
-  if (LABELLED.test(context)) return null;
+  if (mayEndWith(context, LABELLED_LAST, " .:#", 4) && LABELLED.test(context)) return null;
   if (m[1] !== undefined) {
     if (digits < 8 || digits > 13) return null;
     return BRAZIL.test(raw) || CUE.test(context) ? { start, end } : null;
