@@ -24,6 +24,13 @@ export interface Canonical {
  * bytes several times faster than a character class is searched through the text.
  */
 function isPlainAscii(text: string): boolean {
+  // Text in another script mostly shows it in its first characters, and counting its bytes (a pass
+  // over all of it, slower for such text) is then not needed.
+  const head = Math.min(text.length, 32);
+  for (let i = 0; i < head; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || c === 38) return false;
+  }
   return Buffer.byteLength(text, "utf8") === text.length && !text.includes("&");
 }
 /**
@@ -31,6 +38,8 @@ function isPlainAscii(text: string): boolean {
  * faster than a loop over the ASCII between, most of a text in a language written in Latin letters.
  */
 const NEXT_WORK = /[&\u0080-\uffff]/g;
+/** Plain ASCII units in a row after which the rest of the run is skipped with NEXT_WORK. */
+const ASCII_RUN = 8;
 
 /** Removed wherever they are: invisible format characters, variation selectors, fillers. */
 const FORMAT = /^\p{Cf}$/u;
@@ -174,17 +183,26 @@ export function canonicalize(text: string): Canonical | null {
   let changed = false;
   /** Whether the last unit is an ASCII letter or digit: a combining mark on it is removed. */
   let onAscii = false;
+  /** Plain ASCII units stepped through since the last other one. */
+  let asciiRun = 0;
   let i = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
     if (c < 128 && c !== 38) {
-      // A run of plain ASCII is its own canonical form: skip to the next unit that may not be.
-      NEXT_WORK.lastIndex = i;
-      const next = NEXT_WORK.test(text) ? NEXT_WORK.lastIndex - 1 : n;
-      onAscii = isAsciiAlnum(text.charCodeAt(next - 1));
-      i = next;
+      onAscii = isAsciiAlnum(c);
+      i++;
+      // A long run of plain ASCII is its own canonical form: skip to the next unit that may not be.
+      // A short one (a space between words of another script) is cheaper stepped through.
+      if (++asciiRun === ASCII_RUN) {
+        NEXT_WORK.lastIndex = i;
+        const next = NEXT_WORK.test(text) ? NEXT_WORK.lastIndex - 1 : n;
+        if (next > i) onAscii = isAsciiAlnum(text.charCodeAt(next - 1));
+        i = next;
+        asciiRun = 0;
+      }
       continue;
     }
+    asciiRun = 0;
     let kind = c < 0xd800 || (c > 0xdfff && c < 0x10000) ? (bmpKind[c] as number) : UNKNOWN;
     if (kind === SAME) {
       onAscii = false;
