@@ -97,6 +97,15 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   return { start, end };
 }
 
+/**
+ * What every number keep() accepts holds: four digits, at most one separator, four more. It is all
+ * digits (13 or more), or its first group is four digits and the next one four or six. A text
+ * without this cannot hold a card, and this pattern, written out digit by digit, lets the regex
+ * engine skip through text several characters at a time where CARD looks at every position.
+ */
+const FOUR_FOUR = /\d\d\d\d[ \t\n._/-]?\d\d\d\d/;
+
 export function findCreditCards(text: string): Span[] {
+  if (!FOUR_FOUR.test(text)) return [];
   return collect(CARD, text, (m) => keep(text, m));
 }

@@ -1,5 +1,13 @@
 import type { Span } from "../content-scan.js";
-import { collect, isAsciiLetter, isDigit, isWordChar, lowerBefore, normalizeSpans } from "./spans.js";
+import {
+  collect,
+  isAsciiLetter,
+  isDigit,
+  isWordChar,
+  lowerBefore,
+  mayEndWith,
+  normalizeSpans,
+} from "./spans.js";
 
 /**
  * IPv4 and IPv6 addresses.
@@ -21,8 +29,10 @@ const IPV4_WHOLE = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
 const IPV6 = /[0-9A-Fa-f]{0,4}:[0-9A-Fa-f:.]{1,45}/g;
 const HEX_GROUP = /^[0-9A-Fa-f]{1,4}$/;
 
-const VERSION_CUE =
+export const VERSION_CUE =
   /(?:\bversion|\bver\.?|\bv|\brelease|\bbuild|\bfirmware|\bfw|\bupdate|\bupgrade(?: to)?|\bpatch|\brev\.?|\brevision|\bsection|\bsec\.?|\bchapter|\bch\.?|\bclause|\barticle|\bfigure|\bfig\.?|\btable|\bstep|\brule|\bappendix|§|\bpython|\bnode|\bjava|\bruby|\bphp|\bperl|\bgo|\brust|\bkernel|\blinux|\bios|\bandroid|\bmacos|\bwindows|\bsdk|\bapi|\bedition|==|>=|<=|~=|\^|~)[ :=]{0,3}$/;
+/** The last character of every word and sign of VERSION_CUE (mayEndWith). */
+export const VERSION_CUE_LAST = "nr.vedwohcgpx§ayltski=^~";
 
 function keepIpv4(text: string, m: RegExpExecArray): Span | null {
   const start = m.index;
@@ -35,7 +45,8 @@ function keepIpv4(text: string, m: RegExpExecArray): Span | null {
   if ((next === 46 || next === 45) && isWordChar(text.charCodeAt(end + 1))) return null;
   // Product tokens (Chrome/120.0.1.1); a URL's // is an address.
   if (prev === 47 && text.charCodeAt(start - 2) !== 47 && isWordChar(text.charCodeAt(start - 2))) return null;
-  if (VERSION_CUE.test(lowerBefore(text, start, 20))) return null;
+  const before = lowerBefore(text, start, 20);
+  if (mayEndWith(before, VERSION_CUE_LAST, " :=", 3) && VERSION_CUE.test(before)) return null;
   return { start, end };
 }
 

@@ -57,6 +57,23 @@ export function normalizeSpans(spans: Span[]): Span[] {
   return out;
 }
 
+/**
+ * Whether `before` can end with a match of a context pattern of the form `(?:...)[trailing]{0,max}$`
+ * whose every alternative ends with one of the characters of `last`. Such a pattern, anchored only
+ * at its end, is tried from every position of the context; most contexts fail this check on their
+ * last few characters, and the pattern then need not run (the check never refuses a context the
+ * pattern matches).
+ */
+export function mayEndWith(before: string, last: string, trailing: string, max: number): boolean {
+  for (let k = 0; k <= max; k++) {
+    const c = before.charAt(before.length - 1 - k);
+    if (c === "") return false;
+    if (last.includes(c)) return true;
+    if (!trailing.includes(c)) return false;
+  }
+  return false;
+}
+
 /** Up to `length` characters before `index`, lower-cased: the words a context rule looks at. */
 export function lowerBefore(text: string, index: number, length: number): string {
   return text.slice(Math.max(0, index - length), index).toLowerCase();
