@@ -1,8 +1,9 @@
 import "../helpers/property-seed.js";
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import fc from "fast-check";
 import { type ChunkFacts, ChunkReader, parseChunk } from "../../src/gateway/surfaces/chat/stream-chunks.js";
+import { countJsonParses } from "../helpers/json-parses.js";
 
 /**
  * The relay reads each event of a streamed answer for its usage, its text's bytes and what to send
@@ -26,26 +27,15 @@ const chunk = (content: unknown, over: Record<string, unknown> = {}) =>
     ...over,
   });
 
-/** Counts JSON.parse calls while a test runs. */
-let parses = 0;
-const realParse = JSON.parse;
-beforeEach(() => {
-  parses = 0;
-  JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-    parses++;
-    return realParse(text, reviver);
-  }) as typeof JSON.parse;
-});
-afterEach(() => {
-  JSON.parse = realParse;
-});
+/** JSON.parse calls of the running test. */
+const parses = countJsonParses();
 
 function readAll(datas: string[], clientWantsUsage = false): { got: ChunkFacts[]; want: ChunkFacts[] } {
   const reader = new ChunkReader(defaults, clientWantsUsage);
   const got = datas.map((d) => reader.read(d));
-  const counted = parses;
+  const counted = parses.count;
   const want = datas.map((d) => parsedFacts(d, clientWantsUsage));
-  parses = counted;
+  parses.count = counted;
   return { got, want };
 }
 
@@ -55,14 +45,14 @@ describe("streamed chunks read by their shape (docs/gateway.md#streaming)", () =
     const { got, want } = readAll(datas);
     assert.deepEqual(got, want);
     // The first is parsed, and once more to check its shape; the rest are read by it.
-    assert.equal(parses, 2);
+    assert.equal(parses.count, 2);
   });
 
   it("a text with a quote, an escape or a control character is parsed", () => {
     const datas = [chunk("a"), chunk('say "hi"'), chunk("back\\slash"), chunk("tab\there"), chunk("\u0001")];
     const { got, want } = readAll(datas);
     assert.deepEqual(got, want);
-    assert.equal(parses, 2 + 4);
+    assert.equal(parses.count, 2 + 4);
   });
 
   it("a chunk whose other fields differ is parsed: its usage, its finish and what it lacks are read", () => {
@@ -92,14 +82,14 @@ describe("streamed chunks read by their shape (docs/gateway.md#streaming)", () =
     const datas = [decoy("a", "a"), decoy("a", "b"), decoy("c", "b"), decoy("longer text", "b")];
     const { got, want } = readAll(datas);
     assert.deepEqual(got, want);
-    assert.equal(parses, 4 + 4, "each chunk parsed, and each shape refused by its check");
+    assert.equal(parses.count, 4 + 4, "each chunk parsed, and each shape refused by its check");
   });
 
   it("an upstream whose chunks differ in more than their text is parsed after a few shapes", () => {
     const datas = Array.from({ length: 20 }, (_, i) => chunk(`t${i}`, { created: i }));
     const { got, want } = readAll(datas);
     assert.deepEqual(got, want);
-    assert.equal(parses, 20 + 4);
+    assert.equal(parses.count, 20 + 4);
   });
 
   it("any stream of chunks reads as every chunk parsed", () => {

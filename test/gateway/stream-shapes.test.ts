@@ -1,6 +1,6 @@
 import "../helpers/property-seed.js";
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import fc from "fast-check";
 import { ChunkShape } from "../../src/gateway/chunk-shape.js";
 import { eventData } from "../../src/gateway/relay.js";
@@ -8,6 +8,7 @@ import { MessagesEventReader, plainTextDelta } from "../../src/gateway/surfaces/
 import { ChatToMessagesStream } from "../../src/gateway/surfaces/messages/translate-stream.js";
 import { ChatToResponsesStream } from "../../src/gateway/surfaces/responses/translate-stream.js";
 import type { EventFacts } from "../../src/gateway/surfaces/surface.js";
+import { countJsonParses } from "../helpers/json-parses.js";
 
 /**
  * The stream readers of the Messages door read their most frequent events without parsing them
@@ -18,19 +19,10 @@ import type { EventFacts } from "../../src/gateway/surfaces/surface.js";
 
 const defaults = { id: "gen-request", created: 1_700_000_000, model: "anthropic/claude-sonnet-4.5" };
 
-/** Counts JSON.parse calls while a test runs. */
-let parses = 0;
+/** JSON.parse calls of the running test. */
+const parses = countJsonParses();
+/** JSON.parse itself, for a test that parses without counting. */
 const realParse = JSON.parse;
-beforeEach(() => {
-  parses = 0;
-  JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-    parses++;
-    return realParse(text, reviver);
-  }) as typeof JSON.parse;
-});
-afterEach(() => {
-  JSON.parse = realParse;
-});
 
 const text = fc.oneof(
   fc.string(),
@@ -83,7 +75,7 @@ describe("a Messages stream's text deltas (docs/gateway.md#stream-fast-paths)", 
       [6, 7, 4, 0],
     );
     assert.ok(facts.every((f) => f.send === null && f.usage === undefined));
-    assert.equal(parses, 0);
+    assert.equal(parses.count, 0);
   });
 
   it("any data read by its text alone parses to a text delta of that text (property)", () => {
@@ -118,7 +110,7 @@ describe("a Messages stream's text deltas (docs/gateway.md#stream-fast-paths)", 
     const reader = new MessagesEventReader(defaults);
     for (const t of ['say "hi"', "back\\slash", "tab\there", "\u0001"])
       assert.equal(reader.read(textDelta(t)).contentBytes, Buffer.byteLength(t));
-    assert.equal(parses, 4);
+    assert.equal(parses.count, 4);
   });
 });
 
@@ -206,7 +198,7 @@ describe("a chat stream translated to Messages, read by its chunks' shape (docs/
     );
     const got = translate(new ChatToMessagesStream({ model: "m" }, defaults), datas);
     // The first text chunk, once more for its shape's check, the finish and the usage.
-    assert.equal(parses, 4);
+    assert.equal(parses.count, 4);
     assert.deepEqual(got, translate(everyChunkParsed(), datas));
   });
 
@@ -298,7 +290,7 @@ describe("a chat stream translated to Responses, read by its chunks' shape (docs
     datas.push(chunk({}, {}, "stop"));
     const got = run(new ChatToResponsesStream({ model: "m" }, defaults, () => 1_700_000_001), datas);
     // The first text chunk, once more for its shape's check, and the finish.
-    assert.equal(parses, 3);
+    assert.equal(parses.count, 3);
     assert.deepEqual(got, run(everyChunkParsedResponses(), datas));
   });
 
