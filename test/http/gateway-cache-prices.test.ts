@@ -192,6 +192,70 @@ describe("cache token prices (docs/gateway.md#cache-prices)", () => {
     assert.deepEqual(await charged(key.hash), [GPT_CACHED_MICROS]);
   });
 
+  /** A chat usage of GPT-4.1's answer: 11,100 prompt tokens of which 10,000 read from the cache. */
+  const chatCachedUsage = {
+    prompt_tokens: 11_100,
+    completion_tokens: 10,
+    prompt_tokens_details: { cached_tokens: 10_000 },
+  };
+  const chatChunk = (extra: Record<string, unknown>) =>
+    `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4.1", ...extra })}\n\n`;
+  const chatEvents = [
+    chatChunk({ choices: [{ index: 0, delta: { role: "assistant", content: "hit" }, finish_reason: null }] }),
+    chatChunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
+    chatChunk({ choices: [], usage: chatCachedUsage }),
+    "data: [DONE]\n\n",
+  ];
+
+  it("chat completions, streamed: the usage chunk's cached tokens are charged at the cache read price", async () => {
+    const { key } = await orgWithKey(bench);
+    const res = await scripted({ events: chatEvents }, () =>
+      chat(bench.server, key.secret, { ...ask("cached?"), model: GPT_41, stream: true }),
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(await charged(key.hash), [GPT_CACHED_MICROS]);
+  });
+
+  it("the Messages door translated to chat: the chat answer's cached tokens are charged at the cache read price and shown as cache_read_input_tokens", async () => {
+    const { key } = await orgWithKey(bench);
+    const body = {
+      id: "c1",
+      object: "chat.completion",
+      created: 1,
+      model: "gpt-4.1",
+      choices: [{ index: 0, message: { role: "assistant", content: "hit" }, finish_reason: "stop" }],
+      usage: chatCachedUsage,
+    };
+    const res = await scripted({ body }, () =>
+      post(bench.server, "/api/v1/messages", key.secret, messages(GPT_41)),
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.equal(bench.received.at(-1)?.path.endsWith("/chat/completions"), true, "translated to chat");
+    const usage = (res.body as { usage: Record<string, number> }).usage;
+    assert.equal(usage.cache_read_input_tokens, 10_000);
+    assert.equal(usage.input_tokens, 1100);
+    assert.deepEqual(await charged(key.hash), [GPT_CACHED_MICROS]);
+  });
+
+  it("the Messages door translated to chat, streamed: the usage chunk's cached tokens are charged at the cache read price", async () => {
+    const { key } = await orgWithKey(bench);
+    const res = await scripted({ events: chatEvents }, () =>
+      post(bench.server, "/api/v1/messages", key.secret, messages(GPT_41, { stream: true })),
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.equal(bench.received.at(-1)?.path.endsWith("/chat/completions"), true, "translated to chat");
+    const delta =
+      res.text
+        .split("\n")
+        .filter((l) => l.includes('"message_delta"'))
+        .at(-1) ?? "";
+    assert.equal(
+      (JSON.parse(delta.slice(6)) as { usage: Record<string, number> }).usage.cache_read_input_tokens,
+      10_000,
+    );
+    assert.deepEqual(await charged(key.hash), [GPT_CACHED_MICROS]);
+  });
+
   it("a model without cache prices charges its cached tokens at the prompt price, as before", async () => {
     const { key } = await orgWithKey(bench);
     const model = bench.server.deps.catalog.findModel(LLAMA);
