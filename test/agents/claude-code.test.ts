@@ -479,19 +479,21 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
         .where("key_hash", "=", keyHash)
         .execute();
 
-    it("-p with ANTHROPIC_SMALL_FAST_MODEL naming another catalog model: the hook's request names it, is governed like any other (its e-mail redacted), translated to its chat provider, and recorded under its model with claude's session", async () => {
-      const { steps, key } = await orgWithKey(suite.bench);
-      await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
-      const before = suite.bench.received.length;
-      const email = "fern.small-model@example.org";
-      const prompt = `Reply with one word, then mail it to ${email}: loquat-6M`;
-      suite.bench.script.next = verdictFrom(CHAT_MODEL, { ok: true, reason: "a harmless request" });
-      let run: ClaudeRun;
+    /**
+     * `claude -p` to the main model with the prompt hook, the small fast model on a chat-only
+     * provider answering the hook with `verdict`.
+     */
+    async function printWithVerdict(
+      secret: string,
+      prompt: string,
+      verdict: { ok: boolean; reason: string },
+    ): Promise<ClaudeRun> {
+      suite.bench.script.next = verdictFrom(CHAT_MODEL, verdict);
       try {
-        run = await claudePrint(
+        return await claudePrint(
           CLAUDE as string,
           suite.bench.server.origin,
-          key.secret,
+          secret,
           MESSAGES_MODEL,
           prompt,
           {
@@ -502,6 +504,15 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
       } finally {
         suite.bench.script.next = undefined;
       }
+    }
+
+    it("-p with ANTHROPIC_SMALL_FAST_MODEL naming another catalog model: the hook's request names it, is governed like any other (its e-mail redacted), translated to its chat provider, and recorded under its model with claude's session", async () => {
+      const { steps, key } = await orgWithKey(suite.bench);
+      await guardKey(steps, key, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
+      const before = suite.bench.received.length;
+      const email = "fern.small-model@example.org";
+      const prompt = `Reply with one word, then mail it to ${email}: loquat-6M`;
+      const run = await printWithVerdict(key.secret, prompt, { ok: true, reason: "a harmless request" });
       const report = reportOf(run);
       assert.equal(run.code, 0, report);
       assert.equal(run.json?.is_error, false, report);
@@ -543,20 +554,10 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
       const { key } = await orgWithKey(suite.bench);
       const before = suite.bench.received.length;
       const reason = "prompts about tamarind-9P wait for review";
-      suite.bench.script.next = verdictFrom(CHAT_MODEL, { ok: false, reason });
-      let run: ClaudeRun;
-      try {
-        run = await claudePrint(
-          CLAUDE as string,
-          suite.bench.server.origin,
-          key.secret,
-          MESSAGES_MODEL,
-          "Reply with one word: tamarind-9P",
-          { smallFastModel: CHAT_MODEL, settings: PROMPT_HOOK },
-        );
-      } finally {
-        suite.bench.script.next = undefined;
-      }
+      const run = await printWithVerdict(key.secret, "Reply with one word: tamarind-9P", {
+        ok: false,
+        reason,
+      });
       const report = reportOf(run);
       const reached = suite.bench.received.slice(before);
       assert.deepEqual(
@@ -569,32 +570,6 @@ describe("Claude Code through the messages door (docs/gateway.md#claude-code)", 
       assert.equal(run.json?.is_error, false, report);
       assert.equal(run.json?.result, `Operation stopped by hook: ${reason}`, report);
     });
-  });
-
-  it("gateway model discovery reads the model list in the Anthropic shape and keeps the catalog's Claude models (docs/gateway.md#anthropic-model-list)", async () => {
-    const shipped = await startGatewayBench();
-    try {
-      const { key } = await orgWithKey(shipped);
-      const run = await claudePrint(
-        CLAUDE as string,
-        shipped.server.origin,
-        key.secret,
-        "anthropic/claude-sonnet-4.5",
-        "Reply with one word: damson-2C",
-        { discover: true },
-      );
-      const catalog = loadCatalogFile(DEFAULT_CONFIG_FILE).models;
-      const claudeModels = catalog.filter((m) => m.slug.includes("claude"));
-      assert.ok(claudeModels.length > 0 && claudeModels.length < catalog.length);
-      // Claude Code offers only the models whose id names a Claude model, with our display names.
-      assert.deepEqual(
-        run.discovered,
-        claudeModels.map((m) => ({ id: m.slug, display_name: m.name })),
-        reportOf(run),
-      );
-    } finally {
-      await shipped.close();
-    }
   });
 
   describe("Anthropic's own model ids through the shipped catalog (docs/gateway.md#model-aliases)", () => {
