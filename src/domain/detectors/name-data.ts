@@ -11,7 +11,7 @@ import { SURNAMES_DATA } from "./word-data/surnames.js";
 
 /**
  * The public name statistics behind the person-name detector (word-data/SOURCES.md): about 40,000 US
- * given names (Social Security Administration), 11,000 more registered in Berlin and 4,000 more from
+ * given names (Social Security Administration), 11,000 more registered in Berlin and 4,800 more from
  * the statistics offices and registries of other countries (national-given-names.ts), 88,799 US
  * surnames (Census Bureau, 1990) with 12,000 of Spain, Finland and Argentina (national-surnames.ts),
  * and 40,000 common English words (SCOWL) with the commonest words of six other European languages.
