@@ -455,6 +455,48 @@ describe("detector rules", () => {
     assert.deepEqual(found("person-name", "Dhr. Ela van den Broek will join"), ["Dhr. Ela van den Broek"]);
   });
 
+  it("person names after a cue mid-line, in any case, with the honorific in the span (docs/detectors.md#person-name-mid-line)", () => {
+    assert.deepEqual(found("person-name", "ok, hi john"), ["john"]);
+    assert.deepEqual(found("person-name", "thanks again. hello maria, the order shipped"), ["maria"]);
+    assert.deepEqual(found("person-name", "please call mrs. jane doe"), ["mrs. jane doe"]);
+    assert.deepEqual(found("person-name", "ask DR. PRIYA NAIR about it"), ["DR. PRIYA NAIR"]);
+    assert.deepEqual(found("person-name", "contact herr müller"), ["herr müller"]);
+    assert.deepEqual(found("person-name", "écrivez à mme dupont"), ["mme dupont"]);
+    assert.deepEqual(found("person-name", "thanks, john"), ["john"]);
+    assert.deepEqual(found("person-name", "cheers -- anna"), ["anna"]);
+    assert.deepEqual(found("person-name", "regards, j. smith"), ["j. smith"]);
+    assert.deepEqual(found("person-name", "the report is in. dr. emily carter, phd signed it"), [
+      "dr. emily carter, phd",
+    ]);
+    for (const text of [
+      "hi there",
+      "thanks, team",
+      "dr. who episode",
+      "mr. clean",
+      "call me maybe",
+      "hi all",
+      "hello world",
+      "thanks, everyone",
+      "regards, the billing team",
+      "took 300 ms. will retry",
+      "thanks, will do",
+      "das ist die beste lösung",
+    ])
+      assert.deepEqual(found("person-name", text), [], text);
+    // A long text written with capitals: the marks `, ` and `. ` still show the cue.
+    const prose = "The Quarterly Report From The Berlin Office Was Sent On Monday. ".repeat(6);
+    assert.deepEqual(found("person-name", `${prose}Ok, hi john. Please call mrs. jane doe. ${prose}`), [
+      "john",
+      "mrs. jane doe",
+    ]);
+    // A long text written in lower case: the cue words are read wherever they stand.
+    const lower = "the quarterly report from the office was sent on monday and nobody read it. ".repeat(5);
+    assert.deepEqual(found("person-name", `${lower}so say hi john and contact herr müller ${lower}`), [
+      "john",
+      "herr müller",
+    ]);
+  });
+
   it("addresses: the place after a street belongs to it; a street type alone, or a number that counts something, is not an address", () => {
     assert.deepEqual(found("address", "Ship to 221B Baker Street, London."), ["221B Baker Street, London"]);
     assert.deepEqual(found("address", "Over 200 Wall Street firms"), []);

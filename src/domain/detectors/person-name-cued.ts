@@ -259,7 +259,7 @@ const OTHER_STOP = new Set(
 
 /** Honorifics and degrees after a name, kept in its span (docs/detectors.md#person-name-world). */
 const SUFFIX =
-  /^,?[ \t]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.?D\.?|M\.?D\.?|DDS|DVM|Esq\.?|CPA|RN|JR\.?|SR\.?|jr\.?|sr\.?)(?![\p{L}\p{N}])/u;
+  /^,?[ \t]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.?D\.?|M\.?D\.?|DDS|DVM|Esq\.?|CPA|RN|JR\.?|SR\.?|jr\.?|sr\.?|PHD|phd|ph\.d\.|md|ESQ\.?|esq\.?)(?![\p{L}\p{N}])/u;
 
 interface Word {
   start: number;
@@ -385,6 +385,8 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   let unlisted = false;
   let afterParticle = false;
   let shape = Shape.Other;
+  let readAs = mode;
+  let initialFirst = false;
   let pos = first.start;
   let w: Word | null = first;
   while (w !== null && count < max) {
@@ -409,17 +411,27 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
         w = next;
         continue;
       }
+      // `regards, j. smith`: an initial, then a surname of the lists, reads as after an honorific (docs/detectors.md#person-name-mid-line).
+      if (count === 0 && readAs === Mode.Given && w.end - w.start === 1 && text.charCodeAt(w.end) === 46) {
+        const next = wordAt(text, w.end + 1, script, 40);
+        if (next === null || next.start - w.end > 3) return null;
+        readAs = Mode.Title;
+        initialFirst = true;
+        w = next;
+        continue;
+      }
+      if (count === 0 && initialFirst && (!(r & Reading.Surname) || r & Reading.Filler)) return null;
       if (count === 0) {
-        if (mode === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign))
+        if (readAs === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign))
           return null;
         // Not a listed given name: the name must then fill its line alone (`ciao narseo castaldi,`), checked below.
-        if (mode === Mode.Given && !(r & Reading.Given)) {
+        if (readAs === Mode.Given && !(r & Reading.Given)) {
           if (r & (Reading.Ordinary | Reading.Foreign)) return null;
           unlisted = true;
         }
-        if (mode === Mode.Title && !listed && r & (Reading.Ordinary | Reading.Foreign)) return null;
+        if (readAs === Mode.Title && !listed && r & (Reading.Ordinary | Reading.Foreign)) return null;
         // `thanks, will do`, `hi mark the ticket`: a given name that is a word, before a word that is no name.
-        if (mode === Mode.Given && r & Reading.Ordinary) {
+        if (readAs === Mode.Given && r & Reading.Ordinary) {
           const next = wordAt(text, w.end, script, 40);
           if (next !== null && next.start - w.end <= 2) {
             const nr = readLatin(text.slice(next.start, next.end));
@@ -460,11 +472,11 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   if (unlisted && (count < 2 || anyOrdinary || anyForeign || !endsLine(text, end))) return null;
   if (
     script !== Script.Latin &&
-    mode === Mode.Value &&
+    readAs === Mode.Value &&
     !otherValueFits(text, first.start, end, script, count)
   )
     return null;
-  if (script === Script.Latin && mode === Mode.Value && !(firstReading & Reading.Given)) {
+  if (script === Script.Latin && readAs === Mode.Value && !(firstReading & Reading.Given)) {
     // `Acme Billing`, `Widget Pro`: without a given name first, no word may be a common one.
     // `Sørlie-Torp Solheim`: two surnames joined first, then a third, is how firms are named.
     // `Otrolig Granit Skor`: two common words of the other languages, too, make such a value a thing.
@@ -748,8 +760,10 @@ function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans:
       let at = cueEnd;
       while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
       const c = text.charCodeAt(at);
-      if (c !== 44 && c !== 10 && c !== 13 && c !== 33 && c !== 46 && c !== 45) return null;
+      if (c !== 44 && c !== 10 && c !== 13 && c !== 33 && c !== 46 && c !== 45 && c !== 0x2014) return null;
       at++;
+      // `cheers -- anna`: a run of dashes is one mark.
+      while (text.charCodeAt(at) === 45 || text.charCodeAt(at) === 0x2014) at++;
       for (let n = 0; n < 3; n++) {
         const d = text.charCodeAt(at);
         if (d === 32 || d === 9 || d === 10 || d === 13) at++;
@@ -770,7 +784,12 @@ function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans:
     }
     case Kind.CapitalTitle:
     case Kind.Title: {
-      if (kind === Kind.CapitalTitle && !isCapitalized(text, start)) return null;
+      if (
+        kind === Kind.CapitalTitle &&
+        !isCapitalized(text, start) &&
+        !ANY_CASE_TITLES.has(text.slice(start, cueEnd))
+      )
+        return null;
       let at = cueEnd;
       if (text.charCodeAt(at) === 46) at++;
       else if (cueEnd - start === 1) return null;
@@ -1028,12 +1047,126 @@ function csvHeader(text: string, start: number, end: number, spans: Span[]): voi
   }
 }
 
+/** Honorifics written with a capital at a line's start that are no words in lower case either (`herr müller`). */
+const ANY_CASE_TITLES = new Set(["herr", "frau", "HERR", "FRAU"]);
+
+/**
+ * Greetings that are also adjectives or words of their language (`die beste Lösung`, `la cara
+ * amica`, `una ola`): read at a line's start only, never mid-line (docs/detectors.md#person-name-mid-line).
+ */
+const LINE_START_ONLY = new Set(
+  "liebe lieber cher chère estimado estimada querido querida caro cara gentile prezado prezada beste moi hei oi ola hoi".split(
+    " ",
+  ),
+);
+
+/** Whether a cue read mid-line may mark a name there. */
+function midLineKind(kind: Kind, cue: string): boolean {
+  if (kind === Kind.Title || kind === Kind.CapitalTitle) return true;
+  return kind === Kind.Greeting && !LINE_START_ONLY.has(cue.toLowerCase());
+}
+
+/**
+ * An honorific mid-line that is no name's (`300 ms. will retry`, `ms. word`): after a number, or
+ * before a single word of ordinary writing that neither a second name word follows nor the value
+ * ends with (docs/detectors.md#person-name-mid-line).
+ */
+function titleMisread(text: string, start: number, cueEnd: number, span: Span): boolean {
+  let i = start - 1;
+  while (i >= 0 && text.charCodeAt(i) === 32) i--;
+  if (isDigitAt(text, i)) return true;
+  let from = cueEnd;
+  if (text.charCodeAt(from) === 46) from++;
+  const name = text.slice(from, span.end).trim();
+  if (name.includes(" ")) return false;
+  const r = readLatin(name);
+  return (
+    (r & (Reading.Ordinary | Reading.Foreign)) !== 0 && !(r & Reading.Given) && !valueEnds(text, span.end)
+  );
+}
+
+function isDigitAt(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  return c >= 48 && c <= 57;
+}
+
+/** The span a greeting or an honorific mid-line marks (`ok, hi john`, `call mrs. jane doe`). */
+function midLineSpan(text: string, found: Found, spans: Span[]): number {
+  const cue = text.slice(found.start, found.end);
+  if (!midLineKind(found.kind, cue)) return 0;
+  const span = cueSpan(text, found.kind, found.start, found.end, spans);
+  if (span === null) return 0;
+  if (
+    (found.kind === Kind.Title || found.kind === Kind.CapitalTitle) &&
+    titleMisread(text, found.start, found.end, span)
+  )
+    return 0;
+  return keep(text, span, spans);
+}
+
+/**
+ * Cues mid-line, after `, ` and `. ` (both found by `indexOf`): a sign-off or an honorific before
+ * the mark (`thanks, john`, `call mrs. jane doe`), a greeting or an honorific after it (`ok, hi
+ * john`, `thanks again. hello maria`); and after a run of dashes a sign-off (`cheers -- anna`).
+ */
+function punctuationCues(text: string, found: Found, spans: Span[]): void {
+  for (const mark of [", ", ". "]) {
+    for (let at = text.indexOf(mark); at >= 0; at = text.indexOf(mark, at + 2)) {
+      if (cueBefore(text, at + 1, found)) {
+        if (found.kind === Kind.SignOff)
+          keep(text, cueSpan(text, found.kind, found.start, found.end, spans), spans);
+        else if (mark === ". " && (found.kind === Kind.Title || found.kind === Kind.CapitalTitle))
+          midLineSpan(text, found, spans);
+      }
+      if (cueAtLineStart(text, at + 2, found)) midLineSpan(text, found, spans);
+    }
+  }
+  for (let at = text.indexOf("- "); at >= 0; at = text.indexOf("- ", at + 2)) {
+    let i = at;
+    while (i > 0 && text.charCodeAt(i - 1) === 45) i--;
+    if (cueBefore(text, i, found) && found.kind === Kind.SignOff)
+      keep(text, cueSpan(text, found.kind, found.start, found.end, spans), spans);
+  }
+}
+
+/** Greetings and honorifics of the Latin script as words, in the three ways they are written. */
+const MID_CUE = new RegExp(
+  `(?<![A-Za-z\u00c0-\u024f'’-])(?:${cues(
+    LISTS.filter(([, kind]) => kind === Kind.Greeting || kind === Kind.Title || kind === Kind.CapitalTitle),
+    (w) => startsLatin(w) && !LINE_START_ONLY.has(w),
+  )})`,
+  "g",
+);
+/** A text shorter than this is read word by word for its cues wherever they stand. */
+const SHORT_TEXT = 256;
+/** Fewer capitalized words than one per this many characters: a text written in lower case or in capitals. */
+const CAPITALS_SPACING = 80;
+
+/**
+ * Greetings and honorifics anywhere (`contact herr müller`, `say hi john`), read with one pattern of
+ * their words in a short text or in one written without capitals, where a name is found no other
+ * way; a long text written with capitals has its names read by the capitalized-word rules, and its
+ * cues only where the marks above stand (docs/detectors.md#person-name-mid-line).
+ */
+function cueWords(text: string, found: Found, spans: Span[]): void {
+  MID_CUE.lastIndex = 0;
+  for (let m = MID_CUE.exec(text); m !== null; m = MID_CUE.exec(text)) {
+    const kind = KIND.get(spaced(m[0]));
+    if (kind === undefined) continue;
+    found.kind = kind;
+    found.start = m.index;
+    found.end = m.index + m[0].length;
+    const end = midLineSpan(text, found, spans);
+    if (end > MID_CUE.lastIndex) MID_CUE.lastIndex = end;
+  }
+}
+
 /**
  * Names in the Latin script marked by a cue, found from a few anchors by `indexOf` (no pattern pass
  * over the text): a field's `:` or `=`, and each line's end and start (a sign-off before it, a
  * greeting or an honorific after it, a CSV header). Text in other scripts also runs their cue words.
  */
-export function findCuedNames(text: string): Span[] {
+export function findCuedNames(text: string, capitalizedWords = 0): Span[] {
   const spans: Span[] = [];
   const found: Found = { kind: Kind.Greeting, start: 0, end: 0 };
   fieldNames(text, ":", found, spans);
@@ -1053,6 +1186,9 @@ export function findCuedNames(text: string): Span[] {
     lineStart = nl + 1;
     at = nl + 1;
   }
+  punctuationCues(text, found, spans);
+  if (text.length <= SHORT_TEXT || capitalizedWords * CAPITALS_SPACING < text.length)
+    cueWords(text, found, spans);
   if (OTHER_SCRIPT.test(text)) otherScriptNames(text, spans);
   return spans;
 }

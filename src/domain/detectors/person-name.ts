@@ -345,10 +345,15 @@ function isLowerLetter(c: number): boolean {
 const PERSON_LEAD =
   /(?:^|[^a-z])(?:with|to|for|by|from|and|met|meet|called|asked|ask|told|tell|thank|thanks|cc|dear|hi|hello|invited|hired|emailed|texted|visited|saw|contact|contacted|named|ping|pinged|per|according to|mit|von|für|avec|pour|con|para)[ \t]{1,2}$/;
 
+/** How many capitalized words the last `findCapitalizedNames` read: the cued reader's measure of a text written without capitals. */
+let capitalizedSeen = 0;
+
 function findCapitalizedNames(text: string): Span[] {
   const spans: Span[] = [];
   WORD.lastIndex = 0;
+  capitalizedSeen = 0;
   for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
+    capitalizedSeen++;
     const start = m.index;
     const word = m[0];
     const wordEnd = start + word.length;
@@ -463,7 +468,7 @@ function isListedFirm(text: string, start: number, end: number): boolean {
 
 export function findPersonNames(text: string): Span[] {
   const capitalized = findCapitalizedNames(text);
-  const cued = findCuedNames(text);
+  const cued = findCuedNames(text, capitalizedSeen);
   const spans = cued.length === 0 ? capitalized : normalizeSpans([...capitalized, ...cued]);
   let kept = 0;
   for (const s of spans) {
@@ -531,7 +536,11 @@ function isThingName(text: string, start: number, end: number): boolean {
   let firstEnd = start;
   while (firstEnd < end && isNameLetter(text.charCodeAt(firstEnd))) firstEnd++;
   const firstWord = text.slice(start, firstEnd);
-  const flags = WORD_FLAGS.get(firstWord) ?? 0;
+  // `mrs. jane doe`, `DR. PRIYA NAIR`: an honorific in any case (docs/detectors.md#person-name-mid-line).
+  const flags =
+    WORD_FLAGS.get(firstWord) ??
+    WORD_FLAGS.get((firstWord[0] ?? "").toUpperCase() + firstWord.slice(1).toLowerCase()) ??
+    0;
   if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
   const firstKey = nameKey(firstWord);
   if (GIVEN_NAME_SET.has(firstKey)) return false;
