@@ -498,6 +498,19 @@ describe("detector rules", () => {
     ]);
   });
 
+  it("Spanish and Mexican places of several words are no persons (docs/detectors.md#person-name-places)", () => {
+    for (const text of [
+      "The conference moved to Santiago de Compostela this year.",
+      "We flew from Palma de Mallorca on Monday.",
+      "Nos vemos en San Juan de los Lagos",
+      "I live in Alcalá de Henares",
+    ])
+      assert.deepEqual(found("person-name", text), [], text);
+    // A person with a particle, and a name of three words, stay names.
+    assert.deepEqual(found("person-name", "Hi Juan de la Cruz"), ["Juan de la Cruz"]);
+    assert.deepEqual(found("person-name", "Mónica Quintana Zamudio will join"), ["Mónica Quintana Zamudio"]);
+  });
+
   it("addresses: the place after a street belongs to it; a street type alone, or a number that counts something, is not an address", () => {
     assert.deepEqual(found("address", "Ship to 221B Baker Street, London."), ["221B Baker Street, London"]);
     assert.deepEqual(found("address", "Over 200 Wall Street firms"), []);

@@ -1,4 +1,5 @@
 import type { Span } from "../content-scan.js";
+import { isHispanicPlace } from "./address-places.js";
 import {
   COUNTRY_START_SET,
   ENGLISH_WORD_SET,
@@ -488,6 +489,7 @@ export function findPersonNames(text: string): Span[] {
     }
     if (
       isListedFirm(text, s.start, s.end) ||
+      isPlaceName(text, s.start, s.end) ||
       isThingName(text, valueStart(text, s.start), s.end) ||
       endsInLegalForm(text, s.end)
     )
@@ -496,6 +498,27 @@ export function findPersonNames(text: string): Span[] {
   }
   spans.length = kept;
   return spans;
+}
+
+/**
+ * A span of three words or more that is a Spanish or Mexican place (`Santiago de Compostela`, `Palma
+ * de Mallorca`), or the end of one whose first word stands just before it (`San` before `Juan de
+ * los Lagos`): docs/detectors.md#person-name-places.
+ */
+function isPlaceName(text: string, start: number, end: number): boolean {
+  // Most names are one or two words: two spaces at least before any list is asked.
+  const space = text.indexOf(" ", start);
+  if (space < 0 || space >= end || text.indexOf(" ", space + 1) >= end || text.indexOf(" ", space + 1) < 0)
+    return false;
+  const words: string[] = [];
+  for (const m of text.slice(start, end).match(PHRASE_WORD) ?? []) words.push(nameKey(m));
+  if (isHispanicPlace(words)) return true;
+  let i = start - 1;
+  if (text.charCodeAt(i) !== 32) return false;
+  while (i > 0 && isNameLetter(text.charCodeAt(i - 1))) i--;
+  return (
+    i < start - 1 && isUpperAt(text, i) && isHispanicPlace([nameKey(text.slice(i, start - 1)), ...words])
+  );
 }
 
 /**
