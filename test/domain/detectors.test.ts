@@ -455,6 +455,62 @@ describe("detector rules", () => {
     assert.deepEqual(found("person-name", "Dhr. Ela van den Broek will join"), ["Dhr. Ela van den Broek"]);
   });
 
+  it("person names after a cue mid-line, in any case, with the honorific in the span (docs/detectors.md#person-name-mid-line)", () => {
+    assert.deepEqual(found("person-name", "ok, hi john"), ["john"]);
+    assert.deepEqual(found("person-name", "thanks again. hello maria, the order shipped"), ["maria"]);
+    assert.deepEqual(found("person-name", "please call mrs. jane doe"), ["mrs. jane doe"]);
+    assert.deepEqual(found("person-name", "ask DR. PRIYA NAIR about it"), ["DR. PRIYA NAIR"]);
+    assert.deepEqual(found("person-name", "contact herr müller"), ["herr müller"]);
+    assert.deepEqual(found("person-name", "écrivez à mme dupont"), ["mme dupont"]);
+    assert.deepEqual(found("person-name", "thanks, john"), ["john"]);
+    assert.deepEqual(found("person-name", "cheers -- anna"), ["anna"]);
+    assert.deepEqual(found("person-name", "regards, j. smith"), ["j. smith"]);
+    assert.deepEqual(found("person-name", "the report is in. dr. emily carter, phd signed it"), [
+      "dr. emily carter, phd",
+    ]);
+    for (const text of [
+      "hi there",
+      "thanks, team",
+      "dr. who episode",
+      "mr. clean",
+      "call me maybe",
+      "hi all",
+      "hello world",
+      "thanks, everyone",
+      "regards, the billing team",
+      "took 300 ms. will retry",
+      "thanks, will do",
+      "thanks, will check",
+      "die frau von nebenan",
+      "das ist die beste lösung",
+    ])
+      assert.deepEqual(found("person-name", text), [], text);
+    // A short text with capitals elsewhere is read word by word too.
+    assert.deepEqual(found("person-name", "Écrivez à mme dupont, merci! Le dossier est prêt."), [
+      "mme dupont",
+    ]);
+    assert.deepEqual(found("person-name", "Die Frau von nebenan"), []);
+    // A long text written in lower case: the cue words are read wherever they stand.
+    const lower = "the quarterly report from the office was sent on monday and nobody read it. ".repeat(5);
+    assert.deepEqual(found("person-name", `${lower}so say hi john and contact herr müller ${lower}`), [
+      "john",
+      "herr müller",
+    ]);
+  });
+
+  it("Spanish and Mexican places of several words are no persons (docs/detectors.md#person-name-places)", () => {
+    for (const text of [
+      "The conference moved to Santiago de Compostela this year.",
+      "We flew from Palma de Mallorca on Monday.",
+      "Nos vemos en San Juan de los Lagos",
+      "I live in Alcalá de Henares",
+    ])
+      assert.deepEqual(found("person-name", text), [], text);
+    // A person with a particle, and a name of three words, stay names.
+    assert.deepEqual(found("person-name", "Hi Juan de la Cruz"), ["Juan de la Cruz"]);
+    assert.deepEqual(found("person-name", "Mónica Quintana Zamudio will join"), ["Mónica Quintana Zamudio"]);
+  });
+
   it("addresses: the place after a street belongs to it; a street type alone, or a number that counts something, is not an address", () => {
     assert.deepEqual(found("address", "Ship to 221B Baker Street, London."), ["221B Baker Street, London"]);
     assert.deepEqual(found("address", "Over 200 Wall Street firms"), []);

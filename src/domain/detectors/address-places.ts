@@ -1,4 +1,5 @@
 import { COUNTRIES_DATA } from "./word-data/countries.js";
+import { HISPANIC_PLACES_DATA } from "./word-data/hispanic-places.js";
 
 /**
  * Names that may close an address: countries and the first-level regions of the countries whose
@@ -72,3 +73,27 @@ export const IN_STATES = new Set(
   REGIONS.slice(REGIONS.indexOf("andhra"), REGIONS.indexOf("|aguascalientes")).split("|"),
 );
 export const REGION_NAMES = new Set([...REGIONS.split("|"), ...JP.split("|")]);
+
+let hispanicPlaces: Set<string> | null = null;
+let hispanicFirst: Set<string> | null = null;
+
+/** Built on the first phrase of three words that asks: most texts hold none. */
+function hispanicPlaceSet(): Set<string> {
+  if (hispanicPlaces === null) {
+    hispanicPlaces = new Set(HISPANIC_PLACES_DATA.split("|"));
+    hispanicFirst = new Set([...hispanicPlaces].map((p) => p.split(" ")[0] as string));
+  }
+  return hispanicPlaces;
+}
+
+/**
+ * Whether the words (each as `nameKey` writes it) name a Spanish or Mexican place of three words or
+ * more with a particle inside (`santiago de compostela`, `san juan de los lagos`;
+ * docs/detectors.md#person-name-places).
+ */
+export function isHispanicPlace(words: string[]): boolean {
+  if (words.length < 3) return false;
+  const places = hispanicPlaceSet();
+  if (!(hispanicFirst as Set<string>).has(words[0] as string)) return false;
+  return places.has(words.join(" "));
+}

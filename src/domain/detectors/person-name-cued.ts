@@ -259,7 +259,7 @@ const OTHER_STOP = new Set(
 
 /** Honorifics and degrees after a name, kept in its span (docs/detectors.md#person-name-world). */
 const SUFFIX =
-  /^,?[ \t]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.?D\.?|M\.?D\.?|DDS|DVM|Esq\.?|CPA|RN|JR\.?|SR\.?|jr\.?|sr\.?)(?![\p{L}\p{N}])/u;
+  /^,?[ \t]{1,2}(?:Jr\.?|Sr\.?|II|III|IV|Ph\.?D\.?|M\.?D\.?|DDS|DVM|Esq\.?|CPA|RN|JR\.?|SR\.?|jr\.?|sr\.?|PHD|phd|ph\.d\.|md|ESQ\.?|esq\.?)(?![\p{L}\p{N}])/u;
 
 interface Word {
   start: number;
@@ -385,13 +385,16 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   let unlisted = false;
   let afterParticle = false;
   let shape = Shape.Other;
+  let readAs = mode;
+  let initialFirst = false;
   let pos = first.start;
   let w: Word | null = first;
   while (w !== null && count < max) {
     const word = text.slice(w.start, w.end);
     if (script === Script.Latin) {
       const r = readLatin(word);
-      if (count > 0 && PARTICLES.has(word.toLowerCase())) {
+      // After an honorific a particle may come first (`herr von weizsäcker`); the word after it is then read as the first.
+      if ((count > 0 || readAs === Mode.Title) && PARTICLES.has(word.toLowerCase())) {
         const next = wordAt(text, w.end, script, 40);
         if (next === null || next.start - w.end > 2) break;
         if (word === "y") joined = count;
@@ -409,21 +412,33 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
         w = next;
         continue;
       }
+      // `regards, j. smith`: an initial, then a surname of the lists, reads as after an honorific (docs/detectors.md#person-name-mid-line).
+      if (count === 0 && readAs === Mode.Given && w.end - w.start === 1 && text.charCodeAt(w.end) === 46) {
+        const next = wordAt(text, w.end + 1, script, 40);
+        if (next === null || next.start - w.end > 3) return null;
+        readAs = Mode.Title;
+        initialFirst = true;
+        w = next;
+        continue;
+      }
+      if (count === 0 && initialFirst && (!(r & Reading.Surname) || r & Reading.Filler)) return null;
       if (count === 0) {
-        if (mode === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign))
+        if (readAs === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign))
           return null;
         // Not a listed given name: the name must then fill its line alone (`ciao narseo castaldi,`), checked below.
-        if (mode === Mode.Given && !(r & Reading.Given)) {
+        if (readAs === Mode.Given && !(r & Reading.Given)) {
           if (r & (Reading.Ordinary | Reading.Foreign)) return null;
           unlisted = true;
         }
-        if (mode === Mode.Title && !listed && r & (Reading.Ordinary | Reading.Foreign)) return null;
+        if (readAs === Mode.Title && !listed && r & (Reading.Ordinary | Reading.Foreign)) return null;
         // `thanks, will do`, `hi mark the ticket`: a given name that is a word, before a word that is no name.
-        if (mode === Mode.Given && r & Reading.Ordinary) {
+        if (readAs === Mode.Given && r & Reading.Ordinary) {
           const next = wordAt(text, w.end, script, 40);
           if (next !== null && next.start - w.end <= 2) {
             const nr = readLatin(text.slice(next.start, next.end));
             if (!(nr & (Reading.Surname | Reading.Given)) || nr & Reading.Filler) return null;
+            // `thanks, will check`: in lower case, a word that is also a surname reads as the verb's object (docs/detectors.md#person-name-mid-line).
+            if (nr & Reading.Ordinary && caseShape(text, w) === Shape.Lower) return null;
           }
         }
         firstReading = r;
@@ -460,11 +475,11 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   if (unlisted && (count < 2 || anyOrdinary || anyForeign || !endsLine(text, end))) return null;
   if (
     script !== Script.Latin &&
-    mode === Mode.Value &&
+    readAs === Mode.Value &&
     !otherValueFits(text, first.start, end, script, count)
   )
     return null;
-  if (script === Script.Latin && mode === Mode.Value && !(firstReading & Reading.Given)) {
+  if (script === Script.Latin && readAs === Mode.Value && !(firstReading & Reading.Given)) {
     // `Acme Billing`, `Widget Pro`: without a given name first, no word may be a common one.
     // `Sørlie-Torp Solheim`: two surnames joined first, then a third, is how firms are named.
     // `Otrolig Granit Skor`: two common words of the other languages, too, make such a value a thing.
@@ -748,8 +763,10 @@ function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans:
       let at = cueEnd;
       while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
       const c = text.charCodeAt(at);
-      if (c !== 44 && c !== 10 && c !== 13 && c !== 33 && c !== 46 && c !== 45) return null;
+      if (c !== 44 && c !== 10 && c !== 13 && c !== 33 && c !== 46 && c !== 45 && c !== 0x2014) return null;
       at++;
+      // `cheers -- anna`: a run of dashes is one mark.
+      while (text.charCodeAt(at) === 45 || text.charCodeAt(at) === 0x2014) at++;
       for (let n = 0; n < 3; n++) {
         const d = text.charCodeAt(at);
         if (d === 32 || d === 9 || d === 10 || d === 13) at++;
@@ -770,7 +787,12 @@ function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans:
     }
     case Kind.CapitalTitle:
     case Kind.Title: {
-      if (kind === Kind.CapitalTitle && !isCapitalized(text, start)) return null;
+      if (
+        kind === Kind.CapitalTitle &&
+        !isCapitalized(text, start) &&
+        !ANY_CASE_TITLES.has(text.slice(start, cueEnd))
+      )
+        return null;
       let at = cueEnd;
       if (text.charCodeAt(at) === 46) at++;
       else if (cueEnd - start === 1) return null;
@@ -1028,12 +1050,123 @@ function csvHeader(text: string, start: number, end: number, spans: Span[]): voi
   }
 }
 
+/** Honorifics written with a capital at a line's start that are no words in lower case either (`herr müller`). */
+const ANY_CASE_TITLES = new Set(["herr", "frau", "HERR", "FRAU"]);
+
+/**
+ * Greetings that are also adjectives or words of their language (`die beste Lösung`, `la cara
+ * amica`, `una ola`): read at a line's start only, never mid-line (docs/detectors.md#person-name-mid-line).
+ */
+const LINE_START_ONLY = new Set(
+  "liebe lieber cher chère estimado estimada querido querida caro cara gentile prezado prezada beste moi hei oi ola hoi".split(
+    " ",
+  ),
+);
+
+/** Whether a cue read mid-line may mark a name there. */
+function midLineKind(kind: Kind, cue: string): boolean {
+  if (kind === Kind.Title || kind === Kind.CapitalTitle || kind === Kind.SignOff) return true;
+  return kind === Kind.Greeting && !LINE_START_ONLY.has(cue.toLowerCase());
+}
+
+/**
+ * An honorific mid-line that is no name's (`300 ms. will retry`, `ms. word`): after a number, or
+ * before a single word of ordinary writing that neither a second name word follows nor the value
+ * ends with (docs/detectors.md#person-name-mid-line).
+ */
+function titleMisread(text: string, start: number, cueEnd: number, span: Span): boolean {
+  let i = start - 1;
+  while (i >= 0 && text.charCodeAt(i) === 32) i--;
+  if (isDigitAt(text, i)) return true;
+  let from = cueEnd;
+  if (text.charCodeAt(from) === 46) from++;
+  const name = text.slice(from, span.end).trim();
+  if (name.includes(" ")) return false;
+  const r = readLatin(name);
+  return (
+    (r & (Reading.Ordinary | Reading.Foreign)) !== 0 && !(r & Reading.Given) && !valueEnds(text, span.end)
+  );
+}
+
+function isDigitAt(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  return c >= 48 && c <= 57;
+}
+
+/** The span a greeting or an honorific mid-line marks (`ok, hi john`, `call mrs. jane doe`). */
+function midLineSpan(text: string, found: Found, spans: Span[]): number {
+  const cue = text.slice(found.start, found.end);
+  if (!midLineKind(found.kind, cue)) return 0;
+  const span = cueSpan(text, found.kind, found.start, found.end, spans);
+  if (span === null) return 0;
+  if (
+    (found.kind === Kind.Title || found.kind === Kind.CapitalTitle) &&
+    titleMisread(text, found.start, found.end, span)
+  )
+    return 0;
+  return keep(text, span, spans);
+}
+
+/**
+ * Greetings, sign-offs and honorifics that start with an ASCII letter, as one pattern grouped by
+ * that letter (`[hH](?:ello|ey|i|ELLO|EY|I)`): grouped, the engine tests one letter where a flat list
+ * of three spellings per word tests each; a flat list with a lookbehind cost four times as much.
+ * What must follow each kind is checked by `cueSpan`.
+ */
+const MID_CUE = (() => {
+  const byFirst = new Map<string, Set<string>>();
+  for (const [list, kind] of LISTS) {
+    if (kind !== Kind.Greeting && kind !== Kind.SignOff && kind !== Kind.Title && kind !== Kind.CapitalTitle)
+      continue;
+    for (const w of list.split("|")) {
+      const first = w[0] as string;
+      if (!/[a-z]/.test(first) || LINE_START_ONLY.has(w)) continue;
+      const rests = byFirst.get(first) ?? new Set<string>();
+      rests.add(w.slice(1));
+      rests.add(w.slice(1).toUpperCase());
+      byFirst.set(first, rests);
+    }
+  }
+  const groups = [...byFirst].map(([first, rests]) => {
+    const alts = [...rests]
+      .sort((x, y) => y.length - x.length)
+      .map((r) => r.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ /g, "[ \\t]{1,2}"));
+    return `[${first}${first.toUpperCase()}](?:${alts.join("|")})`;
+  });
+  return new RegExp(`\\b(?:${groups.join("|")})(?=[ \\t.,:!\\r\\n-])`, "g");
+})();
+/** A text up to this long is read word by word for its cues wherever they stand. */
+const SHORT_TEXT = 512;
+/** Fewer capitalized words than one per this many characters: a text written in lower case or in capitals. */
+const CAPITALS_SPACING = 80;
+/**
+ * Greetings and honorifics anywhere (`contact herr müller`, `say hi john`), read with one pattern of
+ * their words in a short text or in one written without capitals, where a name is found no other
+ * way; a long text written with capitals has its names read by the capitalized-word rules, and its
+ * cues only where the marks above stand (docs/detectors.md#person-name-mid-line).
+ */
+function cueWords(text: string, found: Found, spans: Span[]): void {
+  MID_CUE.lastIndex = 0;
+  for (let m = MID_CUE.exec(text); m !== null; m = MID_CUE.exec(text)) {
+    // `\b` knows ASCII only: a cue inside a word of accented letters (`ñhi`), or after `'` (`i'm`), is none.
+    const before = text.charCodeAt(m.index - 1);
+    if (before === 39 || before === 0x2019 || scriptOf(before) === Script.Latin) continue;
+    const kind = KIND.get(spaced(m[0]));
+    if (kind === undefined) continue;
+    found.kind = kind;
+    found.start = m.index;
+    found.end = m.index + m[0].length;
+    const end = midLineSpan(text, found, spans);
+    if (end > MID_CUE.lastIndex) MID_CUE.lastIndex = end;
+  }
+}
+
 /**
  * Names in the Latin script marked by a cue, found from a few anchors by `indexOf` (no pattern pass
  * over the text): a field's `:` or `=`, and each line's end and start (a sign-off before it, a
  * greeting or an honorific after it, a CSV header). Text in other scripts also runs their cue words.
  */
-export function findCuedNames(text: string): Span[] {
+export function findCuedNames(text: string, capitalizedWords = 0): Span[] {
   const spans: Span[] = [];
   const found: Found = { kind: Kind.Greeting, start: 0, end: 0 };
   fieldNames(text, ":", found, spans);
@@ -1053,6 +1186,8 @@ export function findCuedNames(text: string): Span[] {
     lineStart = nl + 1;
     at = nl + 1;
   }
+  if (text.length <= SHORT_TEXT || capitalizedWords * CAPITALS_SPACING < text.length)
+    cueWords(text, found, spans);
   if (OTHER_SCRIPT.test(text)) otherScriptNames(text, spans);
   return spans;
 }

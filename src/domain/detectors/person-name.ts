@@ -1,4 +1,5 @@
 import type { Span } from "../content-scan.js";
+import { isHispanicPlace } from "./address-places.js";
 import {
   COUNTRY_START_SET,
   ENGLISH_WORD_SET,
@@ -345,10 +346,15 @@ function isLowerLetter(c: number): boolean {
 const PERSON_LEAD =
   /(?:^|[^a-z])(?:with|to|for|by|from|and|met|meet|called|asked|ask|told|tell|thank|thanks|cc|dear|hi|hello|invited|hired|emailed|texted|visited|saw|contact|contacted|named|ping|pinged|per|according to|mit|von|für|avec|pour|con|para)[ \t]{1,2}$/;
 
+/** How many capitalized words the last `findCapitalizedNames` read: the cued reader's measure of a text written without capitals. */
+let capitalizedSeen = 0;
+
 function findCapitalizedNames(text: string): Span[] {
   const spans: Span[] = [];
   WORD.lastIndex = 0;
+  capitalizedSeen = 0;
   for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
+    capitalizedSeen++;
     const start = m.index;
     const word = m[0];
     const wordEnd = start + word.length;
@@ -463,7 +469,7 @@ function isListedFirm(text: string, start: number, end: number): boolean {
 
 export function findPersonNames(text: string): Span[] {
   const capitalized = findCapitalizedNames(text);
-  const cued = findCuedNames(text);
+  const cued = findCuedNames(text, capitalizedSeen);
   const spans = cued.length === 0 ? capitalized : normalizeSpans([...capitalized, ...cued]);
   let kept = 0;
   for (const s of spans) {
@@ -483,6 +489,7 @@ export function findPersonNames(text: string): Span[] {
     }
     if (
       isListedFirm(text, s.start, s.end) ||
+      isPlaceName(text, s.start, s.end) ||
       isThingName(text, valueStart(text, s.start), s.end) ||
       endsInLegalForm(text, s.end)
     )
@@ -491,6 +498,27 @@ export function findPersonNames(text: string): Span[] {
   }
   spans.length = kept;
   return spans;
+}
+
+/**
+ * A span of three words or more that is a Spanish or Mexican place (`Santiago de Compostela`, `Palma
+ * de Mallorca`), or the end of one whose first word stands just before it (`San` before `Juan de
+ * los Lagos`): docs/detectors.md#person-name-places.
+ */
+function isPlaceName(text: string, start: number, end: number): boolean {
+  // Most names are one or two words: two spaces at least before any list is asked.
+  const space = text.indexOf(" ", start);
+  if (space < 0 || space >= end || text.indexOf(" ", space + 1) >= end || text.indexOf(" ", space + 1) < 0)
+    return false;
+  const words: string[] = [];
+  for (const m of text.slice(start, end).match(PHRASE_WORD) ?? []) words.push(nameKey(m));
+  if (isHispanicPlace(words)) return true;
+  let i = start - 1;
+  if (text.charCodeAt(i) !== 32) return false;
+  while (i > 0 && isNameLetter(text.charCodeAt(i - 1))) i--;
+  return (
+    i < start - 1 && isUpperAt(text, i) && isHispanicPlace([nameKey(text.slice(i, start - 1)), ...words])
+  );
 }
 
 /**
@@ -531,7 +559,11 @@ function isThingName(text: string, start: number, end: number): boolean {
   let firstEnd = start;
   while (firstEnd < end && isNameLetter(text.charCodeAt(firstEnd))) firstEnd++;
   const firstWord = text.slice(start, firstEnd);
-  const flags = WORD_FLAGS.get(firstWord) ?? 0;
+  // `mrs. jane doe`, `DR. PRIYA NAIR`: an honorific in any case (docs/detectors.md#person-name-mid-line).
+  const flags =
+    WORD_FLAGS.get(firstWord) ??
+    WORD_FLAGS.get((firstWord[0] ?? "").toUpperCase() + firstWord.slice(1).toLowerCase()) ??
+    0;
   if (flags & (TITLE | DOTTED_TITLE | GIVEN)) return false;
   const firstKey = nameKey(firstWord);
   if (GIVEN_NAME_SET.has(firstKey)) return false;

@@ -1,0 +1,16 @@
+import { startLocalUpstream } from "../../src/local-upstream/server.js";
+import { eventData } from "../../src/gateway/relay.js";
+import { ChunkReader } from "../../src/gateway/surfaces/chat/stream-chunks.js";
+import { ChatToMessagesStream } from "../../src/gateway/surfaces/messages/translate-stream.js";
+import { BENCH_PROMPT } from "../shared.js";
+const up = await startLocalUpstream({ port: 0 });
+const res = await fetch(`${up.url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer x" }, body: JSON.stringify({ model: "m", stream: true, stream_options: { include_usage: true }, max_tokens: 200, messages: [{ role: "system", content: "You are a concise assistant." }, { role: "user", content: BENCH_PROMPT }] }) });
+const text = await res.text();
+const events = text.split("\n\n").filter(Boolean);
+console.log("events", events.length, "bytes", text.length);
+console.log(events.slice(0, 3).join("\n"));
+let parses = 0; const real = JSON.parse; JSON.parse = ((t: string) => { parses++; return real(t); }) as typeof JSON.parse;
+const defaults = { id: "gen", created: 1, model: "m" };
+const r = new ChunkReader(defaults, false); for (const e of events) r.read(eventData(e)); console.log("chat parses", parses); parses = 0;
+const t = new ChatToMessagesStream({} as never, defaults); for (const e of events) t.read(eventData(e)); console.log("msg parses", parses);
+await up.close();
