@@ -172,9 +172,8 @@ export class ChatChunkAdapter implements StreamAdapter {
   private shapeKey = "";
   /** Tool calls whose arguments are held, by `choice:index`. */
   private readonly calls = new Map<string, HeldCall>();
-  /** The choices seen and not finished: a refusal finishes each of them (docs/gateway.md#answer-stream-refusal). */
-  private readonly open = new Set<number>();
-  private readonly finished = new Set<number>();
+  /** Each choice seen, open or finished: a refusal finishes the open ones (docs/gateway.md#answer-stream-refusal). */
+  private readonly choices = new Map<number, "open" | "finished">();
 
   constructor(private readonly channels: Channels) {}
 
@@ -207,7 +206,7 @@ export class ChatChunkAdapter implements StreamAdapter {
     chunk.choices.forEach((c: unknown, position: number) => {
       if (!isObject(c)) return;
       const i = typeof c.index === "number" ? c.index : position;
-      if (!this.finished.has(i)) this.open.add(i);
+      if (!this.choices.has(i)) this.choices.set(i, "open");
       const delta = isObject(c.delta) ? c.delta : undefined;
       if (delta) {
         for (const field of CHAT_TEXT_FIELDS) {
@@ -245,8 +244,7 @@ export class ChatChunkAdapter implements StreamAdapter {
         // A block found in what the choice held is the refusal's: the choice is still open then.
         this.flushChoice(i, d);
         c.delta = d;
-        this.open.delete(i);
-        this.finished.add(i);
+        this.choices.set(i, "finished");
       }
     });
     return changed ? [JSON.stringify(chunk)] : undefined;
@@ -319,7 +317,8 @@ export class ChatChunkAdapter implements StreamAdapter {
 
   /** The choices a refusal finishes: every one seen and not finished, or the first when none was seen. */
   openChoices(): number[] {
-    return this.open.size > 0 ? [...this.open].sort((a, b) => a - b) : [0];
+    const open = [...this.choices].filter(([, state]) => state === "open").map(([i]) => i);
+    return open.length > 0 ? open.sort((a, b) => a - b) : [0];
   }
 }
 
