@@ -352,6 +352,39 @@ const NOT_IN_NAME = new Set(
   vandaag morgen gisteren maandag dinsdag woensdag donderdag vrijdag zaterdag zondag`.split(/\s+/),
 );
 
+/**
+ * Whom a greeting addresses when it names no one: a group, a role, a customer (`Sehr geehrte Damen
+ * und Herren`, `Hej alla`, `Beste klant`), some of them listed given names elsewhere (`Damen`,
+ * `Alla`); docs/detectors.md#person-name-letters.
+ */
+const ADDRESSEES = new Set(
+  `all everyone everybody folks guys team there sir madam colleagues friends customer customers
+  damen herren kollegen kolleginnen alle leute freunde kunde kundin kunden mitglieder
+  tous toutes amis collègues client cliente clients
+  todos todas amigos amigas colegas clientes señores
+  tutti amici colleghi clienti signori
+  senhores
+  allemaal dames heren klant klanten collega
+  alla alle venner vänner kund kunder kolleger
+  państwo wszyscy klienci zákazníci všichni kolegové`.split(/\s+/),
+);
+
+/**
+ * Offices and ranks that an honorific addresses without a name (`Mr. President`, `Herr
+ * Bürgermeister`, `Panie Prezesie`, `pane doktore`), vocatives of Polish and Czech included
+ * (docs/detectors.md#person-name-letters).
+ */
+const OFFICES = new Set(
+  `president chairman chair secretary minister mayor senator governor ambassador director speaker judge
+  präsident präsidentin bürgermeister bürgermeisterin direktor direktorin minister ministerin doktor professor kollege kollegin
+  président ministre maire directeur directrice docteur professeur
+  presidente ministro alcalde director directora doctor doctora profesor profesora sindaco direttore direttrice dottore professore
+  prefeito diretor diretora
+  voorzitter burgemeester directeur
+  prezes prezesie dyrektor dyrektorze doktorze profesorze ministrze kierowniku
+  doktore profesore řediteli inženýre magistře předsedo`.split(/\s+/),
+);
+
 enum Reading {
   Given = 1,
   Surname = 2,
@@ -472,6 +505,9 @@ function nameAfter(
       }
       if (count === 0 && initialFirst && (!(r & Reading.Surname) || r & Reading.Filler)) return null;
       if (count === 0) {
+        const lower = word.toLowerCase();
+        if (readAs === Mode.Title && OFFICES.has(lower)) return null;
+        if (greeting && ADDRESSEES.has(lower)) return null;
         if (readAs === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign))
           return null;
         // Not a listed given name: the name must then fill its line alone (`ciao narseo castaldi,`), checked below.
@@ -825,6 +861,9 @@ function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans:
         const end = nameAfter(text, title, 3, Mode.Title, false);
         return end === null ? null : { start: skipSpaces(text, at), end };
       }
+      // `Geachte heer/mevrouw`: an honorific without a name after it is none.
+      const first = wordAt(text, at, 0, 12);
+      if (first !== null && isTitleWord(text.slice(first.start, first.end).toLowerCase())) return null;
       const end = nameAfter(text, at, 3, Mode.Given, false, true);
       return end === null ? null : { start: wordStart(text, at), end };
     }
@@ -1305,6 +1344,11 @@ function pastTitle(text: string, end: number): number {
   return ending === null ? i : i + ending[0].length;
 }
 
+function isTitleWord(word: string): boolean {
+  const kind = KIND.get(word);
+  return kind === Kind.Title || kind === Kind.CapitalTitle || GREETING_TITLES.has(word);
+}
+
 /**
  * Honorifics at `at` (`Mr.`, `Herr`, `Sra.`, `Frau Dr.`, `Sig.ra`, up to three, after a greeting
  * also `meneer` or `pane`): where the name after them starts.
@@ -1315,9 +1359,7 @@ function titleAt(text: string, at: number): number | null {
   for (let n = 0; n < 3; n++) {
     const w = wordAt(text, from, 0, 12);
     if (w === null) break;
-    const word = text.slice(w.start, w.end).toLowerCase();
-    const kind = KIND.get(word);
-    if (kind !== Kind.Title && kind !== Kind.CapitalTitle && !GREETING_TITLES.has(word)) break;
+    if (!isTitleWord(text.slice(w.start, w.end).toLowerCase())) break;
     const i = pastTitle(text, w.end);
     if (text.charCodeAt(i) !== 32) break;
     start = i;
