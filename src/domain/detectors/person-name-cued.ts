@@ -316,7 +316,7 @@ const PARTICLES = new Set([
  * Words that end a name written in lower case or capitals after a cue, though many are census
  * surnames or given names too (`said`, `will`, `avant`, `lundi`): the closed classes of seven
  * languages (pronouns, articles, prepositions, conjunctions, auxiliaries and modals), days, times
- * and dates, and the verbs and adverbs that most often follow a name in a message (`mr smith said`,
+ * and dates, thanks and greetings, and the verbs and adverbs that most often follow a name in a message (`mr smith said`,
  * `call mrs. jane doe tomorrow`, `thanks, will check`). Capitals tell a name from these words when
  * a text has them; in lower case these words do (docs/detectors.md#person-name-mid-line).
  */
@@ -334,6 +334,7 @@ const NOT_IN_NAME = new Set(
   agreed agrees confirmed confirms approved approves signed signs left leaves joined joins came comes come went goes go
   got gets get gave gives give took takes take made makes make will check checked checks
   back away home all both each every any some many much more most very really well
+  thanks thank hello hi hey merci bonjour salut danke bitte hallo gracias hola grazie ciao obrigado obrigada bedankt dank
   le la les un une des du de et ou mais donc car ni est sont était été être avoir avait ai a il elle ils elles nous vous je tu
   son sa ses leur leurs ce cette ces qui que quoi dont où avec sans pour par sur sous dans chez vers avant après
   depuis pendant entre contre aujourd hui demain hier ce soir matin
