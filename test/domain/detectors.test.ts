@@ -518,7 +518,7 @@ describe("detector rules", () => {
       ["Hyvä herra Virtanen,\n", "herra Virtanen"],
       ["Hyvä Matti Virtanen,\n", "Matti Virtanen"],
       ["Kære hr. Jensen,\n", "hr. Jensen"],
-    ])
+    ] as const)
       assert.deepEqual(found("person-name", text), [name], text);
     // Greetings that name no one, honorifics alone, offices; such greetings mid-line are words.
     for (const text of [
