@@ -537,8 +537,16 @@ describe("detector rules", () => {
       "Estimado cliente,\n",
       "ma chère amie est là",
       "le prix est de 5 sig.ra",
+      "Dear Mr. President,\n",
+      "Herr Bürgermeister, bitte",
     ])
       assert.deepEqual(found("person-name", text), [], text);
+    // A greeting the capitalized-word rules read first is left out; a given name that looks like one is not.
+    assert.deepEqual(found("person-name", "Caro Marco,\n"), ["Marco"]);
+    assert.deepEqual(found("person-name", "Kære Lars,\n"), ["Lars"]);
+    assert.deepEqual(found("person-name", "Cara Delevingne was there"), ["Cara Delevingne"]);
+    // An addressee word that is a given name, with a listed surname after it, is a name.
+    assert.deepEqual(found("person-name", "hi alla petrova"), ["alla petrova"]);
   });
 
   it("a name in lower case or capitals after a cue ends at the first word of the closed classes (docs/detectors.md#person-name-mid-line)", () => {

@@ -508,7 +508,8 @@ function nameAfter(
       if (count === 0) {
         const lower = word.toLowerCase();
         if (readAs === Mode.Title && OFFICES.has(lower)) return null;
-        if (greeting && ADDRESSEES.has(lower)) return null;
+        // `Sehr geehrte Damen und Herren`, `hej alla`; `hi alla pugacheva` has a surname after it.
+        if (greeting && ADDRESSEES.has(lower) && !surnameFollows(text, w.end)) return null;
         if (readAs === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign))
           return null;
         // Not a listed given name: the name must then fill its line alone (`ciao narseo castaldi,`), checked below.
@@ -609,6 +610,36 @@ function caseShape(text: string, w: Word): Shape {
   if (word === lower) return Shape.Lower;
   if (word === word.toUpperCase()) return w.end - w.start === 1 ? Shape.Capitalized : Shape.Upper;
   return word[0] !== lower[0] ? Shape.Capitalized : Shape.Other;
+}
+
+/** A listed surname that is no word of the closed classes and no addressee follows `at`. */
+function surnameFollows(text: string, at: number): boolean {
+  const next = wordAt(text, at, Script.Latin, 40);
+  if (next === null || next.start - at > 2) return false;
+  const word = text.slice(next.start, next.end);
+  const lower = word.toLowerCase();
+  return !NOT_IN_NAME.has(lower) && !ADDRESSEES.has(lower) && (readLatin(word) & Reading.Surname) !== 0;
+}
+
+/** Whether a word names an office an honorific addresses without a name (`President`, `Bürgermeister`). */
+export function isOffice(word: string): boolean {
+  return OFFICES.has(word.toLowerCase());
+}
+
+/**
+ * Where a capitalized name found at a line's start begins when its first word is a greeting before
+ * a listed given name (`Caro Marco,`, `Kære Lars,`, `Hej Anna`): after the greeting, which is no part
+ * of the name (docs/detectors.md#person-name-letters). `Cara Delevingne` and `Ola Nordmann` keep
+ * their first word: no listed given name follows it.
+ */
+export function afterGreeting(text: string, start: number, end: number): number {
+  const first = wordAt(text, start, Script.Latin, 16);
+  if (first === null || first.start !== start || first.end >= end) return start;
+  if (KIND.get(text.slice(start, first.end).toLowerCase()) !== Kind.Greeting || !isLineStart(text, start))
+    return start;
+  const next = wordAt(text, first.end, Script.Latin, 40);
+  if (next === null || next.start - first.end > 2 || next.start >= end) return start;
+  return readLatin(text.slice(next.start, next.end)) & Reading.Given ? next.start : start;
 }
 
 /** A word of the closed classes follows `at` (docs/detectors.md#person-name-mid-line). */
