@@ -633,10 +633,11 @@ export function isOffice(word: string): boolean {
  * their first word: no listed given name follows it.
  */
 export function afterGreeting(text: string, start: number, end: number): number {
+  // Most spans stand mid-line: a look back at the spaces before them answers.
+  if (!isLineStart(text, start)) return start;
   const first = wordAt(text, start, Script.Latin, 16);
   if (first === null || first.start !== start || first.end >= end) return start;
-  if (KIND.get(text.slice(start, first.end).toLowerCase()) !== Kind.Greeting || !isLineStart(text, start))
-    return start;
+  if (KIND.get(text.slice(start, first.end).toLowerCase()) !== Kind.Greeting) return start;
   const next = wordAt(text, first.end, Script.Latin, 40);
   if (next === null || next.start - first.end > 2 || next.start >= end) return start;
   return readLatin(text.slice(next.start, next.end)) & Reading.Given ? next.start : start;
