@@ -559,7 +559,15 @@ describe("detector rules", () => {
     assert.deepEqual(found("person-name", "ask mr smith bank details"), ["mr smith"]);
     // After a greeting a given name that is a word may lead a listed surname; after a sign-off it may not.
     assert.deepEqual(found("person-name", "hi will smith"), ["will smith"]);
-    for (const text of ["thanks, will check", "hi, will check", "hi will do that", "hi mark the ticket"])
+    assert.deepEqual(found("person-name", "regards,\nwill smith"), ["will smith"]);
+    for (const text of [
+      "thanks, will check",
+      "hi, will check",
+      "hi will do that",
+      "hi mark the ticket",
+      "hi rose garden team",
+      "regards,\nwill check",
+    ])
       assert.deepEqual(found("person-name", text), [], text);
   });
 

@@ -468,6 +468,8 @@ function nameAfter(
   let shape = Shape.Other;
   let readAs = mode;
   let initialFirst = false;
+  /** A given name that is a word, in lower case, stands only with the surname after it. */
+  let needSecond = false;
   let pos = first.start;
   let w: Word | null = first;
   while (w !== null && count < max) {
@@ -525,11 +527,14 @@ function nameAfter(
             const nr = readLatin(text.slice(next.start, next.end));
             if (!(nr & (Reading.Surname | Reading.Given)) || nr & Reading.Filler) return null;
             // `thanks, will check`: in lower case after a sign-off, a word that is also a surname reads as
-            // the verb's object; after a greeting (`hi will smith`) only a word that ends a name does
-            // (docs/detectors.md#person-name-mid-line).
+            // the verb's object, unless the two fill the line below it (`regards,\nwill smith`); after a
+            // greeting (`hi will smith`) only a word that ends a name does, and the surname must then be
+            // read into the name (`hi rose garden team` is none; docs/detectors.md#person-name-mid-line).
             if (caseShape(text, w) === Shape.Lower) {
-              if (!greeting && nr & Reading.Ordinary) return null;
+              const ownLine = isLineStart(text, w.start) && endsLine(text, next.end);
+              if (!greeting && !ownLine && nr & Reading.Ordinary) return null;
               if (NOT_IN_NAME.has(text.slice(next.start, next.end).toLowerCase())) return null;
+              needSecond = true;
             }
           }
         }
@@ -568,7 +573,7 @@ function nameAfter(
     w = wordAt(text, pos, script, 40);
     if (w !== null && w.start - pos > 2) break;
   }
-  if (end === null) return null;
+  if (end === null || (needSecond && count < 2)) return null;
   // Two words after the `y` are a second person: the value names a firm.
   if (joined > 0 && count - joined >= 2) return null;
   if (unlisted && (count < 2 || anyOrdinary || anyForeign || !endsLine(text, end))) return null;
