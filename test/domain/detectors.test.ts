@@ -545,6 +545,13 @@ describe("detector rules", () => {
     assert.deepEqual(found("person-name", "Caro Marco,\n"), ["Marco"]);
     assert.deepEqual(found("person-name", "Kære Lars,\n"), ["Lars"]);
     assert.deepEqual(found("person-name", "Cara Delevingne was there"), ["Cara Delevingne"]);
+    // Everyone a greeting addresses on its line, joined by a comma, a joining word or the greeting again.
+    assert.deepEqual(found("person-name", "Hej Anna och Erik,\n"), ["Anna", "Erik"]);
+    assert.deepEqual(found("person-name", "Lieber Peter, liebe Anna,\n"), ["Peter", "Anna"]);
+    assert.deepEqual(found("person-name", "Dear Mr. Smith and Mrs. Jones,\n"), ["Mr. Smith", "Mrs. Jones"]);
+    assert.deepEqual(found("person-name", "Hi John & Jane,"), ["John", "Jane"]);
+    assert.deepEqual(found("person-name", "hi john and team"), ["john"]);
+    assert.deepEqual(found("person-name", "Hi Anna, Mark the ticket as done"), ["Anna"]);
     // An addressee word that is a given name, with a listed surname after it, is a name.
     assert.deepEqual(found("person-name", "hi alla petrova"), ["alla petrova"]);
   });

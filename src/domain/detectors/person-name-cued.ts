@@ -887,6 +887,46 @@ function nameBefore(text: string, at: number): Span | null {
   return { start, end };
 }
 
+/** The name a greeting addresses from `at`: its honorifics first if any (`Frau Dr. Schmidt`), or a given name. */
+function greetedName(text: string, at: number): Span | null {
+  const title = titleAt(text, at);
+  if (title !== null) {
+    const end = nameAfter(text, title, 3, Mode.Title, false);
+    return end === null ? null : { start: skipSpaces(text, at), end };
+  }
+  // `Geachte heer/mevrouw`: an honorific without a name after it is none.
+  const first = wordAt(text, at, 0, 12);
+  if (first !== null && isTitleWord(text.slice(first.start, first.end).toLowerCase())) return null;
+  const end = nameAfter(text, at, 3, Mode.Given, false, true);
+  return end === null ? null : { start: wordStart(text, at), end };
+}
+
+/** Words that join the people a greeting addresses. */
+const JOINS = new Set("and|und|och|og|et|y|e|en|i|a|oraz|&".split("|"));
+
+/**
+ * After a greeted name, a comma or a joining word, and perhaps the greeting again (`, liebe`):
+ * where the next greeted name may start on the same line (docs/detectors.md#person-name-letters).
+ */
+function alsoGreeted(text: string, end: number): number | null {
+  let at = skipSpaces(text, end);
+  const comma = text.charCodeAt(at) === 44;
+  if (comma) at = skipSpaces(text, at + 1);
+  const amp = text.charCodeAt(at) === 38;
+  const w = amp ? null : wordAt(text, at, 0, 12);
+  if (w === null && !amp) return null;
+  const word = w === null ? "&" : text.slice(w.start, w.end).toLowerCase();
+  if (JOINS.has(word)) {
+    at = skipSpaces(text, w === null ? at + 1 : w.end);
+    const again = wordAt(text, at, 0, 12);
+    if (again !== null && KIND.get(text.slice(again.start, again.end).toLowerCase()) === Kind.Greeting)
+      at = again.end;
+    return at;
+  }
+  if (w !== null && KIND.get(word) === Kind.Greeting) return w.end;
+  return comma ? at : null;
+}
+
 /** The span a cue of `kind` at `start`..`cueEnd` marks, or null. */
 function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans: Span[]): Span | null {
   switch (kind) {
@@ -894,16 +934,16 @@ function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans:
       let at = cueEnd;
       while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
       if (text.charCodeAt(at) === 44 || text.charCodeAt(at) === 58) at++;
-      const title = titleAt(text, at);
-      if (title !== null) {
-        const end = nameAfter(text, title, 3, Mode.Title, false);
-        return end === null ? null : { start: skipSpaces(text, at), end };
+      let span = greetedName(text, at);
+      // `Hej Anna och Erik`, `Lieber Peter, liebe Anna`: more people the greeting addresses.
+      for (let n = 0; span !== null && n < 3; n++) {
+        const from = alsoGreeted(text, span.end);
+        const more = from === null ? null : greetedName(text, from);
+        if (more === null) break;
+        spans.push(span);
+        span = more;
       }
-      // `Geachte heer/mevrouw`: an honorific without a name after it is none.
-      const first = wordAt(text, at, 0, 12);
-      if (first !== null && isTitleWord(text.slice(first.start, first.end).toLowerCase())) return null;
-      const end = nameAfter(text, at, 3, Mode.Given, false, true);
-      return end === null ? null : { start: wordStart(text, at), end };
+      return span;
     }
     case Kind.SignOff: {
       let at = cueEnd;
