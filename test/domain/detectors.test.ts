@@ -498,6 +498,86 @@ describe("detector rules", () => {
     ]);
   });
 
+  it("letter openings: the name with its honorifics and titles, never the greeting (docs/detectors.md#person-name-letters)", () => {
+    for (const [text, name] of [
+      ["Sehr geehrter Herr Müller,\n\nvielen Dank für Ihre Nachricht.", "Herr Müller"],
+      ["Sehr geehrte Frau Dr. Schmidt,\n", "Frau Dr. Schmidt"],
+      ["sehr geehrter herr prof. dr. weber,\n", "herr prof. dr. weber"],
+      ["Geehrte Frau Schmidt,\n", "Frau Schmidt"],
+      ["Lieber Herr Müller,\n", "Herr Müller"],
+      ["Dear Mr. Smith,\n", "Mr. Smith"],
+      ["Estimada Sra. López,\n", "Sra. López"],
+      ["Cher Monsieur Dupont,\n", "Monsieur Dupont"],
+      ["Gentile Sig.ra Rossi,\n", "Sig.ra Rossi"],
+      ["Gentile Dott.ssa Bianchi,\n", "Dott.ssa Bianchi"],
+      ["Prezado Sr. Silva,\n", "Sr. Silva"],
+      ["Beste meneer De Vries,\n", "meneer De Vries"],
+      ["Geachte mevrouw Jansen,\n", "mevrouw Jansen"],
+      ["Szanowny Panie Kowalski,\n", "Panie Kowalski"],
+      ["Vážená paní Nováková,\n", "paní Nováková"],
+      ["Hyvä herra Virtanen,\n", "herra Virtanen"],
+      ["Hyvä Matti Virtanen,\n", "Matti Virtanen"],
+      ["Kære hr. Jensen,\n", "hr. Jensen"],
+    ] as const)
+      assert.deepEqual(found("person-name", text), [name], text);
+    // Greetings that name no one, honorifics alone, offices; such greetings mid-line are words.
+    for (const text of [
+      "Sehr geehrte Damen und Herren,\n",
+      "sehr geehrte damen und herren,\n",
+      "Geachte heer/mevrouw,\n",
+      "Beste meneer,\n",
+      "Szanowni Państwo,\n",
+      "Szanowny Panie Prezesie,\n",
+      "Vážený pane doktore,\n",
+      "Vážení zákazníci,\n",
+      "Kære kunde,\n",
+      "Hyvä asiakas,\n",
+      "Hej alla,\n",
+      "Gentile cliente,\n",
+      "Estimado cliente,\n",
+      "ma chère amie est là",
+      "le prix est de 5 sig.ra",
+      "Dear Mr. President,\n",
+      "Herr Bürgermeister, bitte",
+    ])
+      assert.deepEqual(found("person-name", text), [], text);
+    // A greeting the capitalized-word rules read first is left out; a given name that looks like one is not.
+    assert.deepEqual(found("person-name", "Caro Marco,\n"), ["Marco"]);
+    assert.deepEqual(found("person-name", "Kære Lars,\n"), ["Lars"]);
+    assert.deepEqual(found("person-name", "Cara Delevingne was there"), ["Cara Delevingne"]);
+    // Everyone a greeting addresses on its line, joined by a comma, a joining word or the greeting again.
+    assert.deepEqual(found("person-name", "Hej Anna och Erik,\n"), ["Anna", "Erik"]);
+    assert.deepEqual(found("person-name", "Lieber Peter, liebe Anna,\n"), ["Peter", "Anna"]);
+    assert.deepEqual(found("person-name", "Dear Mr. Smith and Mrs. Jones,\n"), ["Mr. Smith", "Mrs. Jones"]);
+    assert.deepEqual(found("person-name", "Hi John & Jane,"), ["John", "Jane"]);
+    assert.deepEqual(found("person-name", "hi john and team"), ["john"]);
+    assert.deepEqual(found("person-name", "Hi Anna, Mark the ticket as done"), ["Anna"]);
+    // An addressee word that is a given name, with a listed surname after it, is a name.
+    assert.deepEqual(found("person-name", "hi alla petrova"), ["alla petrova"]);
+  });
+
+  it("a name in lower case or capitals after a cue ends at the first word of the closed classes (docs/detectors.md#person-name-mid-line)", () => {
+    assert.deepEqual(found("person-name", "mr smith said"), ["mr smith"]);
+    assert.deepEqual(found("person-name", "MR SMITH SAID IT WORKS"), ["MR SMITH"]);
+    assert.deepEqual(found("person-name", "écrivez à mme dupont avant lundi"), ["mme dupont"]);
+    assert.deepEqual(found("person-name", "please call mrs. jane doe tomorrow"), ["mrs. jane doe"]);
+    assert.deepEqual(found("person-name", "mr. ali said hi"), ["mr. ali"]);
+    // An ordinary word that is a surname, before a word that is no name, still ends it.
+    assert.deepEqual(found("person-name", "ask mr smith bank details"), ["mr smith"]);
+    // After a greeting a given name that is a word may lead a listed surname; after a sign-off it may not.
+    assert.deepEqual(found("person-name", "hi will smith"), ["will smith"]);
+    assert.deepEqual(found("person-name", "regards,\nwill smith"), ["will smith"]);
+    for (const text of [
+      "thanks, will check",
+      "hi, will check",
+      "hi will do that",
+      "hi mark the ticket",
+      "hi rose garden team",
+      "regards,\nwill check",
+    ])
+      assert.deepEqual(found("person-name", text), [], text);
+  });
+
   it("Spanish and Mexican places of several words are no persons (docs/detectors.md#person-name-places)", () => {
     for (const text of [
       "The conference moved to Santiago de Compostela this year.",

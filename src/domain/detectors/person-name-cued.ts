@@ -48,14 +48,14 @@ enum Kind {
 }
 
 const GREETINGS =
-  "hi|hello|hey|dear|hallo|liebe|lieber|bonjour|salut|cher|chère|hola|estimado|estimada|querido|querida|ciao|caro|cara|gentile|olá|ola|oi|prezado|prezada|hej|hei|hallå|moi|cześć|czesc|witam|ahoj|dobrý den|hoi|beste|my name is|je m'appelle|ich bin|me llamo|mi chiamo|meu nome é";
+  "hi|hello|hey|dear|hallo|liebe|lieber|bonjour|salut|cher|chère|hola|estimado|estimada|querido|querida|ciao|caro|cara|gentile|olá|ola|oi|prezado|prezada|hej|hei|hallå|moi|cześć|czesc|witam|ahoj|dobrý den|hoi|beste|sehr geehrter|sehr geehrte|geehrter|geehrte|geachte|kære|kjære|kära|käre|hyvä|vážený|vážená|vážení|szanowny|szanowna|szanowni|drogi|droga|my name is|je m'appelle|ich bin|me llamo|mi chiamo|meu nome é";
 const SIGN_OFFS =
   "thanks|thank you|regards|best regards|kind regards|warm regards|best|cheers|sincerely|yours truly|mit freundlichen grüßen|mit freundlichen grüssen|viele grüße|beste grüße|liebe grüße|grüße|gruß|cordialement|bien à vous|salutations|bisous|saludos|atentamente|un saludo|cordiali saluti|distinti saluti|saluti|atenciosamente|abraços|cumprimentos|med vänliga hälsningar|vänliga hälsningar|hälsningar|mvh|med venlig hilsen|venlig hilsen|vennlig hilsen|hilsen|pozdrawiam|z poważaniem|s pozdravem|met vriendelijke groet|vriendelijke groet|groeten|signed";
 const HEADERS = "from|to|cc|bcc|reply-to|sender|von|an|de|para|à|od|do|van|aan|från|till|fra|til|da|a";
 const FIELDS =
   "name|full_name|fullname|full name|customer_name|customername|customer|contact_name|contact|author|owner|assignee|reporter|patient|employee|employee_name|client_name|display_name|displayname|first_name|firstname|last_name|lastname|recipient|requester|nombre|nom|nome|imię|imie|navn|namn|naam";
 const TITLES =
-  "mr|mrs|ms|mx|dr|prof|mme|mlle|sr|sra|srta|dott|dottssa|sig|sigra|dhr|mevr|hr|señor|señora|signor|signora|monsieur|madame|doña|sehr geehrter herr|sehr geehrte frau|szanowny panie|szanowna pani";
+  "mr|mrs|ms|mx|dr|prof|mme|mlle|sr|sra|srta|dott|dottssa|sig|sigra|dhr|mevr|hr|señor|señora|signor|signora|monsieur|madame|doña";
 const CAPITAL_TITLES = "miss|herr|frau|m|pan|pani|don|fru|dona";
 
 /** Cues in other scripts; their words carry no case, or only a capital that the rules need. */
@@ -312,6 +312,80 @@ const PARTICLES = new Set([
   "al",
 ]);
 
+/**
+ * Words that end a name written in lower case or capitals after a cue, though many are census
+ * surnames or given names too (`said`, `will`, `avant`, `lundi`): the closed classes of seven
+ * languages (pronouns, articles, prepositions, conjunctions, auxiliaries and modals), days, times
+ * and dates, thanks and greetings, and the verbs and adverbs that most often follow a name in a message (`mr smith said`,
+ * `call mrs. jane doe tomorrow`, `thanks, will check`). Capitals tell a name from these words when
+ * a text has them; in lower case these words do (docs/detectors.md#person-name-mid-line).
+ */
+const NOT_IN_NAME = new Set(
+  `a an the and or but nor so if then than that this these those there here where when while who whom whose which what why how
+  i me my you your he him his she her it its we us our they them their one ones
+  is are was were be been being am do does did done has have had having will would shall should can could may might must
+  not no yes ok okay please also too just only still already again now soon later today tonight tomorrow yesterday
+  morning afternoon evening night week weekend month year
+  monday tuesday wednesday thursday friday saturday sunday
+  at by for from in into of off on onto out over to up with without about above after before below between during
+  under until upon via per as like near since through
+  said says say saying told tells tell asked asks ask wrote writes write sent sends send called calls call replied
+  replies reply wants wanted want needs needed need thinks thought think knows knew know
+  agreed agrees confirmed confirms approved approves signed signs left leaves joined joins came comes come went goes go
+  got gets get gave gives give took takes take made makes make will check checked checks
+  back away home all both each every any some many much more most very really well
+  thanks thank hello hi hey merci bonjour salut danke bitte hallo gracias hola grazie ciao obrigado obrigada bedankt dank
+  le la les un une des du de et ou mais donc car ni est sont était été être avoir avait ai a il elle ils elles nous vous je tu
+  son sa ses leur leurs ce cette ces qui que quoi dont où avec sans pour par sur sous dans chez vers avant après
+  depuis pendant entre contre aujourd hui demain hier ce soir matin
+  lundi mardi mercredi jeudi vendredi samedi dimanche
+  a dit dis écrit envoyé appelé veut doit peut va vient
+  der die das den dem des ein eine einen einem einer und oder aber denn sondern ist sind war waren hat haben hatte wird
+  werden wurde kann könnte muss soll will er sie es wir ihr ich du mit ohne für von zu bei nach vor aus auf über unter
+  um heute morgen gestern montag dienstag mittwoch donnerstag freitag samstag sonntag sagt sagte schreibt schrieb
+  el los las una unos unas y o pero es son era fue ha han había será puede dijo dice escribió con sin para por sobre
+  en entre hasta desde hoy mañana ayer lunes martes miércoles jueves viernes sábado domingo
+  il lo gli i una e ed o ma è sono era fu ha hanno sarà può disse dice scrisse con senza per su tra fra
+  oggi domani ieri lunedì martedì mercoledì giovedì venerdì sabato domenica
+  o os um uma umas uns e ou mas é são foi era tem têm será pode disse diz escreveu com sem para por sobre em
+  hoje amanhã ontem segunda terça quarta quinta sexta sábado domingo
+  het een en of maar is zijn was waren heeft hebben had zal kan moet zei zegt met zonder voor door op naar bij
+  vandaag morgen gisteren maandag dinsdag woensdag donderdag vrijdag zaterdag zondag`.split(/\s+/),
+);
+
+/**
+ * Whom a greeting addresses when it names no one: a group, a role, a customer (`Sehr geehrte Damen
+ * und Herren`, `Hej alla`, `Beste klant`), some of them listed given names elsewhere (`Damen`,
+ * `Alla`); docs/detectors.md#person-name-letters.
+ */
+const ADDRESSEES = new Set(
+  `all everyone everybody folks guys team there sir madam colleagues friends customer customers
+  damen herren kollegen kolleginnen alle leute freunde kunde kundin kunden mitglieder
+  tous toutes amis collègues client cliente clients
+  todos todas amigos amigas colegas clientes señores
+  tutti amici colleghi clienti signori
+  senhores
+  allemaal dames heren klant klanten collega
+  alla alle venner vänner kund kunder kolleger
+  państwo wszyscy klienci zákazníci všichni kolegové`.split(/\s+/),
+);
+
+/**
+ * Offices and ranks that an honorific addresses without a name (`Mr. President`, `Herr
+ * Bürgermeister`, `Panie Prezesie`, `pane doktore`), vocatives of Polish and Czech included
+ * (docs/detectors.md#person-name-letters).
+ */
+const OFFICES = new Set(
+  `president chairman chair secretary minister mayor senator governor ambassador director speaker judge
+  präsident präsidentin bürgermeister bürgermeisterin direktor direktorin minister ministerin doktor professor kollege kollegin
+  président ministre maire directeur directrice docteur professeur
+  presidente ministro alcalde director directora doctor doctora profesor profesora sindaco direttore direttrice dottore professore
+  prefeito diretor diretora
+  voorzitter burgemeester directeur
+  prezes prezesie dyrektor dyrektorze doktorze profesorze ministrze kierowniku
+  doktore profesore řediteli inženýre magistře předsedo`.split(/\s+/),
+);
+
 enum Reading {
   Given = 1,
   Surname = 2,
@@ -367,7 +441,14 @@ enum Mode {
  * The name after a cue, read from `at`: up to `max` words of one script, read as `mode` says. `whole`
  * wants the value to end after the name (a field's value, a header before `<`). Returns its end.
  */
-function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boolean): number | null {
+function nameAfter(
+  text: string,
+  at: number,
+  max: number,
+  mode: Mode,
+  whole: boolean,
+  greeting = false,
+): number | null {
   const first = wordAt(text, at, 0, 40);
   if (first === null) return null;
   const script = scriptOf(text.charCodeAt(first.start)) as Script;
@@ -387,6 +468,8 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
   let shape = Shape.Other;
   let readAs = mode;
   let initialFirst = false;
+  /** A given name that is a word, in lower case, stands only with the surname after it. */
+  let needSecond = false;
   let pos = first.start;
   let w: Word | null = first;
   while (w !== null && count < max) {
@@ -404,6 +487,8 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
       }
       if (count > 0 && caseShape(text, w) !== shape) break;
       if (r & Reading.Filler) break;
+      // Without capitals to tell them apart, a word of the closed classes ends the name (`mr smith said`).
+      if (count > 0 && shape !== Shape.Capitalized && NOT_IN_NAME.has(word.toLowerCase())) break;
       const listed = (r & (Reading.Given | Reading.Surname)) !== 0;
       // An initial (`Robert J. Whitman`) is kept and read past.
       if (count > 0 && w.end - w.start === 1 && text.charCodeAt(w.end) === 46) {
@@ -423,6 +508,10 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
       }
       if (count === 0 && initialFirst && (!(r & Reading.Surname) || r & Reading.Filler)) return null;
       if (count === 0) {
+        const lower = word.toLowerCase();
+        if (readAs === Mode.Title && OFFICES.has(lower)) return null;
+        // `Sehr geehrte Damen und Herren`, `hej alla`; `hi alla pugacheva` has a surname after it.
+        if (greeting && ADDRESSEES.has(lower) && !surnameFollows(text, w.end)) return null;
         if (readAs === Mode.GivenOnly && !(r & Reading.Given) && r & (Reading.Ordinary | Reading.Foreign))
           return null;
         // Not a listed given name: the name must then fill its line alone (`ciao narseo castaldi,`), checked below.
@@ -437,15 +526,30 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
           if (next !== null && next.start - w.end <= 2) {
             const nr = readLatin(text.slice(next.start, next.end));
             if (!(nr & (Reading.Surname | Reading.Given)) || nr & Reading.Filler) return null;
-            // `thanks, will check`: in lower case, a word that is also a surname reads as the verb's object (docs/detectors.md#person-name-mid-line).
-            if (nr & Reading.Ordinary && caseShape(text, w) === Shape.Lower) return null;
+            // `thanks, will check`: in lower case after a sign-off, a word that is also a surname reads as
+            // the verb's object, unless the two fill the line below it (`regards,\nwill smith`); after a
+            // greeting (`hi will smith`) only a word that ends a name does, and the surname must then be
+            // read into the name (`hi rose garden team` is none; docs/detectors.md#person-name-mid-line).
+            if (caseShape(text, w) === Shape.Lower) {
+              const ownLine = isLineStart(text, w.start) && endsLine(text, next.end);
+              if (!greeting && !ownLine && nr & Reading.Ordinary) return null;
+              if (NOT_IN_NAME.has(text.slice(next.start, next.end).toLowerCase())) return null;
+              needSecond = true;
+            }
           }
         }
         firstReading = r;
         shape = caseShape(text, w);
       } else if (listed) {
-        // `mr smith said that`: an ordinary word in lower case ends the name unless the value ends with it.
-        if (r & Reading.Ordinary && shape === Shape.Lower && !valueEnds(text, w.end)) break;
+        // `mr smith bank account`: an ordinary word in lower case ends the name unless the name ends
+        // with it, the value's end or a word of the closed classes after it (`mrs. jane doe tomorrow`).
+        if (
+          r & Reading.Ordinary &&
+          shape === Shape.Lower &&
+          !valueEnds(text, w.end) &&
+          !endsBefore(text, w.end)
+        )
+          break;
       } else if (r & Reading.Ordinary || (r & Reading.Foreign && !afterParticle)) break;
       // `van den Heuvel`, `de la Fuente`: after a particle, a word of the language is a surname.
       if (r & Reading.Ordinary) anyOrdinary = true;
@@ -469,7 +573,7 @@ function nameAfter(text: string, at: number, max: number, mode: Mode, whole: boo
     w = wordAt(text, pos, script, 40);
     if (w !== null && w.start - pos > 2) break;
   }
-  if (end === null) return null;
+  if (end === null || (needSecond && count < 2)) return null;
   // Two words after the `y` are a second person: the value names a firm.
   if (joined > 0 && count - joined >= 2) return null;
   if (unlisted && (count < 2 || anyOrdinary || anyForeign || !endsLine(text, end))) return null;
@@ -511,6 +615,45 @@ function caseShape(text: string, w: Word): Shape {
   if (word === lower) return Shape.Lower;
   if (word === word.toUpperCase()) return w.end - w.start === 1 ? Shape.Capitalized : Shape.Upper;
   return word[0] !== lower[0] ? Shape.Capitalized : Shape.Other;
+}
+
+/** A listed surname that is no word of the closed classes and no addressee follows `at`. */
+function surnameFollows(text: string, at: number): boolean {
+  const next = wordAt(text, at, Script.Latin, 40);
+  if (next === null || next.start - at > 2) return false;
+  const word = text.slice(next.start, next.end);
+  const lower = word.toLowerCase();
+  return !NOT_IN_NAME.has(lower) && !ADDRESSEES.has(lower) && (readLatin(word) & Reading.Surname) !== 0;
+}
+
+/** Whether a word names an office an honorific addresses without a name (`President`, `Bürgermeister`). */
+export function isOffice(word: string): boolean {
+  return OFFICES.has(word.toLowerCase());
+}
+
+/**
+ * Where a capitalized name found at a line's start begins when its first word is a greeting before
+ * a listed given name (`Caro Marco,`, `Kære Lars,`, `Hej Anna`): after the greeting, which is no part
+ * of the name (docs/detectors.md#person-name-letters). `Cara Delevingne` and `Ola Nordmann` keep
+ * their first word: no listed given name follows it.
+ */
+export function afterGreeting(text: string, start: number, end: number): number {
+  // Most spans stand mid-line: a look back at the spaces before them answers.
+  if (!isLineStart(text, start)) return start;
+  const first = wordAt(text, start, Script.Latin, 16);
+  if (first === null || first.start !== start || first.end >= end) return start;
+  if (KIND.get(text.slice(start, first.end).toLowerCase()) !== Kind.Greeting) return start;
+  const next = wordAt(text, first.end, Script.Latin, 40);
+  if (next === null || next.start - first.end > 2 || next.start >= end) return start;
+  return readLatin(text.slice(next.start, next.end)) & Reading.Given ? next.start : start;
+}
+
+/** A word of the closed classes follows `at` (docs/detectors.md#person-name-mid-line). */
+function endsBefore(text: string, at: number): boolean {
+  const next = wordAt(text, at, Script.Latin, 40);
+  return (
+    next !== null && next.start - at <= 2 && NOT_IN_NAME.has(text.slice(next.start, next.end).toLowerCase())
+  );
 }
 
 /** A name that fills its line: a comma, `!`, `:` or nothing, then the line's end. */
@@ -744,6 +887,46 @@ function nameBefore(text: string, at: number): Span | null {
   return { start, end };
 }
 
+/** The name a greeting addresses from `at`: its honorifics first if any (`Frau Dr. Schmidt`), or a given name. */
+function greetedName(text: string, at: number): Span | null {
+  const title = titleAt(text, at);
+  if (title !== null) {
+    const end = nameAfter(text, title, 3, Mode.Title, false);
+    return end === null ? null : { start: skipSpaces(text, at), end };
+  }
+  // `Geachte heer/mevrouw`: an honorific without a name after it is none.
+  const first = wordAt(text, at, 0, 12);
+  if (first !== null && isTitleWord(text.slice(first.start, first.end).toLowerCase())) return null;
+  const end = nameAfter(text, at, 3, Mode.Given, false, true);
+  return end === null ? null : { start: wordStart(text, at), end };
+}
+
+/** Words that join the people a greeting addresses. */
+const JOINS = new Set("and|und|och|og|et|y|e|en|i|a|oraz|&".split("|"));
+
+/**
+ * After a greeted name, a comma or a joining word, and perhaps the greeting again (`, liebe`):
+ * where the next greeted name may start on the same line (docs/detectors.md#person-name-letters).
+ */
+function alsoGreeted(text: string, end: number): number | null {
+  let at = skipSpaces(text, end);
+  const comma = text.charCodeAt(at) === 44;
+  if (comma) at = skipSpaces(text, at + 1);
+  const amp = text.charCodeAt(at) === 38;
+  const w = amp ? null : wordAt(text, at, 0, 12);
+  if (w === null && !amp) return null;
+  const word = w === null ? "&" : text.slice(w.start, w.end).toLowerCase();
+  if (JOINS.has(word)) {
+    at = skipSpaces(text, w === null ? at + 1 : w.end);
+    const again = wordAt(text, at, 0, 12);
+    if (again !== null && KIND.get(text.slice(again.start, again.end).toLowerCase()) === Kind.Greeting)
+      at = again.end;
+    return at;
+  }
+  if (w !== null && KIND.get(word) === Kind.Greeting) return w.end;
+  return comma ? at : null;
+}
+
 /** The span a cue of `kind` at `start`..`cueEnd` marks, or null. */
 function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans: Span[]): Span | null {
   switch (kind) {
@@ -751,13 +934,16 @@ function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans:
       let at = cueEnd;
       while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
       if (text.charCodeAt(at) === 44 || text.charCodeAt(at) === 58) at++;
-      const title = titleAt(text, at);
-      if (title !== null) {
-        const end = nameAfter(text, title, 3, Mode.Title, false);
-        return end === null ? null : { start: skipSpaces(text, at), end };
+      let span = greetedName(text, at);
+      // `Hej Anna och Erik`, `Lieber Peter, liebe Anna`: more people the greeting addresses.
+      for (let n = 0; span !== null && n < 3; n++) {
+        const from = alsoGreeted(text, span.end);
+        const more = from === null ? null : greetedName(text, from);
+        if (more === null) break;
+        spans.push(span);
+        span = more;
       }
-      const end = nameAfter(text, at, 3, Mode.Given, false);
-      return end === null ? null : { start: wordStart(text, at), end };
+      return span;
     }
     case Kind.SignOff: {
       let at = cueEnd;
@@ -793,11 +979,12 @@ function cueSpan(text: string, kind: Kind, start: number, cueEnd: number, spans:
         !ANY_CASE_TITLES.has(text.slice(start, cueEnd))
       )
         return null;
-      let at = cueEnd;
-      if (text.charCodeAt(at) === 46) at++;
-      else if (cueEnd - start === 1) return null;
+      let at = pastTitle(text, cueEnd);
+      if (at === cueEnd && cueEnd - start === 1) return null;
       const c = text.charCodeAt(at);
       if (c !== 32 && c !== 9 && c !== 0xa0 && !(c >= 0x4e00 && c <= 0x9fff)) return null;
+      // `Frau Dr. Schmidt`, `Herr Prof. Dr. Weber`: a title after the honorific.
+      if (c === 32) at = titleAt(text, at) ?? at;
       const end = nameAfter(text, at, 3, Mode.Title, false);
       return end === null ? null : { start, end };
     }
@@ -983,6 +1170,8 @@ function otherScriptNames(text: string, spans: Span[]): void {
     from = start + m[0].length;
     const kind = KIND.get(m[0].toLowerCase().replace(/[ \t]+/g, " "));
     if (kind === undefined) continue;
+    // `ma chère amie`, `kära vänner` mid-line: such greetings are words there (docs/detectors.md#person-name-letters).
+    if (kind === Kind.Greeting && LINE_START_ONLY.has(spaced(m[0])) && !isLineStart(text, start)) continue;
     if (kind !== Kind.After && scriptOf(text.charCodeAt(start - 1)) === scriptOf(text.charCodeAt(start)))
       continue;
     const end = keep(text, cueSpan(text, kind, start, start + m[0].length, spans), spans);
@@ -1058,15 +1247,15 @@ const ANY_CASE_TITLES = new Set(["herr", "frau", "HERR", "FRAU"]);
  * amica`, `una ola`): read at a line's start only, never mid-line (docs/detectors.md#person-name-mid-line).
  */
 const LINE_START_ONLY = new Set(
-  "liebe lieber cher chère estimado estimada querido querida caro cara gentile prezado prezada beste moi hei oi ola hoi".split(
-    " ",
+  "liebe|lieber|cher|chère|estimado|estimada|querido|querida|caro|cara|gentile|prezado|prezada|beste|moi|hei|oi|ola|hoi|sehr geehrter|sehr geehrte|geehrter|geehrte|geachte|kære|kjære|kära|käre|hyvä|vážený|vážená|vážení|szanowny|szanowna|szanowni|drogi|droga".split(
+    "|",
   ),
 );
 
 /** Whether a cue read mid-line may mark a name there. */
 function midLineKind(kind: Kind, cue: string): boolean {
   if (kind === Kind.Title || kind === Kind.CapitalTitle || kind === Kind.SignOff) return true;
-  return kind === Kind.Greeting && !LINE_START_ONLY.has(cue.toLowerCase());
+  return kind === Kind.Greeting && !LINE_START_ONLY.has(spaced(cue));
 }
 
 /**
@@ -1211,15 +1400,50 @@ function wordStart(text: string, at: number): number {
   return i;
 }
 
-/** An honorific at `at` (`Mr.`, `Herr`, `Sra.`): where the name after it starts. */
+/**
+ * Honorifics a letter's greeting puts before a name that are words alone (`meneer`, `pane`, `pani`,
+ * `hr.`, `herra`): read only after a greeting (docs/detectors.md#person-name-letters).
+ */
+const GREETING_TITLES = new Set(
+  "meneer|mevrouw|heer|juffrouw|pane|paní|slečno|panie|pani|pan|herra|rouva|neiti|hr|fr|fru|frk|frøken|fröken|senhor|senhora|senhorita|signore|signorina|mademoiselle|don|dona|doña|ing|avv|geom|rag".split(
+    "|",
+  ),
+);
+
+/** Feminine and other endings written after an abbreviation's dot (`Sig.ra`, `Sig.na`, `Dott.ssa`, `Prof.ssa`). */
+const DOTTED_ENDING = /^(?:ra|na|ssa|a)\.?(?=[ \t\u00a0])/;
+
+/** After an honorific's word ending at `end`: its dot and a dotted ending skipped; where a space must follow. */
+function pastTitle(text: string, end: number): number {
+  let i = end;
+  if (text.charCodeAt(i) !== 46) return i;
+  i++;
+  const ending = DOTTED_ENDING.exec(text.slice(i, i + 4));
+  return ending === null ? i : i + ending[0].length;
+}
+
+function isTitleWord(word: string): boolean {
+  const kind = KIND.get(word);
+  return kind === Kind.Title || kind === Kind.CapitalTitle || GREETING_TITLES.has(word);
+}
+
+/**
+ * Honorifics at `at` (`Mr.`, `Herr`, `Sra.`, `Frau Dr.`, `Sig.ra`, up to three, after a greeting
+ * also `meneer` or `pane`): where the name after them starts.
+ */
 function titleAt(text: string, at: number): number | null {
-  const w = wordAt(text, at, 0, 12);
-  if (w === null) return null;
-  const kind = KIND.get(text.slice(w.start, w.end).toLowerCase());
-  if (kind !== Kind.Title && kind !== Kind.CapitalTitle) return null;
-  let i = w.end;
-  if (text.charCodeAt(i) === 46) i++;
-  return text.charCodeAt(i) === 32 ? i : null;
+  let start: number | null = null;
+  let from = at;
+  for (let n = 0; n < 3; n++) {
+    const w = wordAt(text, from, 0, 12);
+    if (w === null) break;
+    if (!isTitleWord(text.slice(w.start, w.end).toLowerCase())) break;
+    const i = pastTitle(text, w.end);
+    if (text.charCodeAt(i) !== 32) break;
+    start = i;
+    from = i;
+  }
+  return start;
 }
 
 const CSV_ROWS = 500;

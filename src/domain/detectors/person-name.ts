@@ -21,7 +21,7 @@ import {
   TITLE,
   WORD_FLAGS,
 } from "./name-lists.js";
-import { findCuedNames, hasAdjective, hasGreekWords } from "./person-name-cued.js";
+import { afterGreeting, findCuedNames, hasAdjective, hasGreekWords, isOffice } from "./person-name-cued.js";
 import { isAsciiLetter, isDigit, isWordChar, lowerBefore, normalizeSpans } from "./spans.js";
 import { FIRMS_DATA } from "./word-data/firms.js";
 
@@ -366,7 +366,10 @@ function findCapitalizedNames(text: string): Span[] {
     let end: number | null = null;
     const dot = text.charCodeAt(wordEnd) === 46;
     if (flags & TITLE || (dot && flags & DOTTED_TITLE)) {
-      end = surnameEnd(partsAfter(text, dot ? wordEnd + 1 : wordEnd, 4), anySurname);
+      const parts = partsAfter(text, dot ? wordEnd + 1 : wordEnd, 4);
+      // `Mr. President`, `Herr Bürgermeister`: an office, not a name (docs/detectors.md#person-name-letters).
+      if (parts[0] !== undefined && !parts[0].initial && isOffice(parts[0].word)) continue;
+      end = surnameEnd(parts, anySurname);
     } else if (flags & FILLER) {
       continue;
     } else {
@@ -473,6 +476,7 @@ export function findPersonNames(text: string): Span[] {
   const spans = cued.length === 0 ? capitalized : normalizeSpans([...capitalized, ...cued]);
   let kept = 0;
   for (const s of spans) {
+    s.start = afterGreeting(text, s.start, s.end);
     // `Xana de Rosas S.A.`: the legal form's first letter was read as an initial.
     if (
       text.charCodeAt(s.end) === 46 &&
