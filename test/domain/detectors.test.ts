@@ -496,6 +496,17 @@ describe("detector rules", () => {
       "john",
       "herr müller",
     ]);
+    // Only Latin characters count against the capitalized words: a long Japanese text whose Latin
+    // part is written with capitals is one with capitals, its lower-case cues left to the other
+    // rules, while one whose Latin part has no capitals is still read word by word.
+    const japanese = "今四半期の報告書は月曜日に送付されましたが、まだ誰も読んでいません。".repeat(40);
+    assert.deepEqual(
+      found("person-name", `${japanese}\nThe Tokyo Office Report. say hi john\n${japanese}`),
+      [],
+    );
+    assert.deepEqual(found("person-name", `${japanese}\nthe office report. say hi john\n${japanese}`), [
+      "john",
+    ]);
   });
 
   it("letter openings: the name with its honorifics and titles, never the greeting (docs/detectors.md#person-name-letters)", () => {

@@ -1375,10 +1375,31 @@ export function findCuedNames(text: string, capitalizedWords = 0): Span[] {
     lineStart = nl + 1;
     at = nl + 1;
   }
-  if (text.length <= SHORT_TEXT || capitalizedWords * CAPITALS_SPACING < text.length)
+  const otherScripts = OTHER_SCRIPT.test(text);
+  if (
+    text.length <= SHORT_TEXT ||
+    (capitalizedWords * CAPITALS_SPACING < text.length &&
+      capitalizedWords * CAPITALS_SPACING < latinLength(text, otherScripts))
+  )
     cueWords(text, found, spans);
-  if (OTHER_SCRIPT.test(text)) otherScriptNames(text, spans);
+  if (otherScripts) otherScriptNames(text, spans);
   return spans;
+}
+
+/**
+ * The length of a text less its letters of other scripts than the Latin one (those OTHER_SCRIPT
+ * finds): the capitalized words counted are Latin, and so are the cue words of the mid-line pattern,
+ * so a Japanese, Russian or Arabic text with a few capitalized Latin words is not one written
+ * without capitals, and that pattern is not run over it (docs/detectors.md#person-name-mid-line).
+ */
+function latinLength(text: string, otherScripts: boolean): number {
+  if (!otherScripts) return text.length;
+  let other = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 0x370 && c <= 0x1fff) || (c >= 0x3040 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7a3)) other++;
+  }
+  return text.length - other;
 }
 
 function skipSpaces(text: string, at: number): number {
