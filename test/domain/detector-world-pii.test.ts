@@ -48,7 +48,7 @@ const development: Templates = {
     ],
     email: [
       "Hello, please send the invoice to {v} instead of my old address.",
-      "From: {name} <{v}>\nTo: support@example.com\nSubject: Refund",
+      "From: {name} <{v}>\nSubject: Refund for order 4471",
       "Best,\n{name}\n{v}\nSent from my phone",
       '{"user": {"email": "{v}", "verified": true}}',
       "id,name,email\n7,{name},{v}",
@@ -69,7 +69,7 @@ const development: Templates = {
       "Our server at {v} stopped answering after the maintenance window.",
       '{"client_ip": "{v}", "status": 403}',
       "ts,ip,path\n1732700000,{v},/login",
-      "allow:\n  - {v}\n  - 127.0.0.1",
+      "allow:\n  - {v}\ndeny: all",
       "2026-11-27T09:12:44Z WARN blocked request from {v} path=/admin",
       "DB_HOST={v}",
       'curl -H "X-Forwarded-For: {v}" https://api.example.com/health',

@@ -77,7 +77,23 @@ interface Country {
   mobileNine?: boolean;
 }
 
-const fakerNational = (f: Faker) => f.phone.number({ style: "national" });
+/**
+ * faker's national number, redrawn while it is one the plan does not issue: faker's de and de_AT
+ * write area codes starting `00` (the international access prefix) and 13-digit numbers, while
+ * German and Austrian numbers with the trunk 0 have at most 12 digits; faker's da and nb_NO write
+ * numbers starting with 0 and of six digits, while Danish and Norwegian numbers are eight digits
+ * starting 2-9; faker's sv writes some without the trunk 0 every Swedish national number has.
+ */
+const fakerNational =
+  (valid: (digits: string) => boolean = (d) => !d.startsWith("00") && d.length <= 12) =>
+  (f: Faker) => {
+    for (;;) {
+      const n = f.phone.number({ style: "national" });
+      if (valid(n.replace(/\D/g, ""))) return n;
+    }
+  };
+const EIGHT = (d: string) => /^[2-9]\d{7}$/.test(d);
+const SWEDISH = (d: string) => /^0[1-9]\d{6,8}$/.test(d);
 
 const MX = (f: Faker) =>
   maybe(f, 0.5)
@@ -149,7 +165,7 @@ const money = (thousands: string, decimal: string, before: string, after: string
 export const GROUPS: Group[] = [
   {
     name: "en-US",
-    countries: [{ f: fakerEN_US, cc: "1", national: fakerNational }],
+    countries: [{ f: fakerEN_US, cc: "1", national: fakerNational() }],
     phoneCues: ["Phone:", "Tel:", "Cell:", "call me at"],
     phoneKey: "phone",
     prose: true,
@@ -159,8 +175,8 @@ export const GROUPS: Group[] = [
   {
     name: "en-GB/IE",
     countries: [
-      { f: fakerEN_GB, cc: "44", national: fakerNational },
-      { f: fakerEN_IE, cc: "353", national: fakerNational },
+      { f: fakerEN_GB, cc: "44", national: fakerNational() },
+      { f: fakerEN_IE, cc: "353", national: fakerNational() },
     ],
     phoneCues: ["Tel:", "Mobile:", "Phone", "ring me on"],
     phoneKey: "phone",
@@ -171,9 +187,9 @@ export const GROUPS: Group[] = [
   {
     name: "DACH",
     countries: [
-      { f: fakerDE, cc: "49", national: fakerNational },
-      { f: fakerDE_AT, cc: "43", national: fakerNational },
-      { f: fakerDE_CH, cc: "41", national: fakerNational },
+      { f: fakerDE, cc: "49", national: fakerNational() },
+      { f: fakerDE_AT, cc: "43", national: fakerNational() },
+      { f: fakerDE_CH, cc: "41", national: fakerNational() },
     ],
     phoneCues: ["Tel.", "Telefon:", "Handy:", "Mobil:"],
     phoneKey: "telefon",
@@ -184,8 +200,8 @@ export const GROUPS: Group[] = [
   {
     name: "FR/BE",
     countries: [
-      { f: fakerFR, cc: "33", national: fakerNational },
-      { f: fakerFR_BE, cc: "32", national: fakerNational },
+      { f: fakerFR, cc: "33", national: fakerNational() },
+      { f: fakerFR_BE, cc: "32", national: fakerNational() },
     ],
     phoneCues: ["Tél. :", "Téléphone :", "Portable :", "Tel :"],
     phoneKey: "telephone",
@@ -195,7 +211,7 @@ export const GROUPS: Group[] = [
   },
   {
     name: "ES",
-    countries: [{ f: fakerES, cc: "34", national: fakerNational }],
+    countries: [{ f: fakerES, cc: "34", national: fakerNational() }],
     phoneCues: ["Teléfono:", "Móvil:", "Tfno.:", "Tel."],
     phoneKey: "telefono",
     prose: false,
@@ -217,7 +233,7 @@ export const GROUPS: Group[] = [
   {
     name: "PT/BR",
     countries: [
-      { f: fakerPT_PT, cc: "351", national: fakerNational },
+      { f: fakerPT_PT, cc: "351", national: fakerNational() },
       { f: fakerPT_BR, cc: "55", national: BR },
     ],
     phoneCues: ["Telefone:", "Tel.:", "Celular:", "Telemóvel:"],
@@ -237,7 +253,7 @@ export const GROUPS: Group[] = [
   },
   {
     name: "NL",
-    countries: [{ f: fakerNL, cc: "31", national: fakerNational }],
+    countries: [{ f: fakerNL, cc: "31", national: fakerNational() }],
     phoneCues: ["Tel.", "Telefoon:", "Mobiel:", "T:"],
     phoneKey: "telefoon",
     prose: false,
@@ -247,8 +263,8 @@ export const GROUPS: Group[] = [
   {
     name: "PL/CZ",
     countries: [
-      { f: fakerPL, cc: "48", national: fakerNational },
-      { f: fakerCS_CZ, cc: "420", national: fakerNational },
+      { f: fakerPL, cc: "48", national: fakerNational() },
+      { f: fakerCS_CZ, cc: "420", national: fakerNational() },
     ],
     phoneCues: ["Tel.", "Telefon:", "komórka:", "Mobil:"],
     phoneKey: "telefon",
@@ -259,9 +275,9 @@ export const GROUPS: Group[] = [
   {
     name: "Nordics",
     countries: [
-      { f: fakerSV, cc: "46", national: fakerNational },
-      { f: fakerDA, cc: "45", national: fakerNational },
-      { f: fakerNB_NO, cc: "47", national: fakerNational },
+      { f: fakerSV, cc: "46", national: fakerNational(SWEDISH) },
+      { f: fakerDA, cc: "45", national: fakerNational(EIGHT) },
+      { f: fakerNB_NO, cc: "47", national: fakerNational(EIGHT) },
       { f: fakerFI, cc: "358", national: FI },
     ],
     phoneCues: ["Tel.", "Telefon:", "Mobil:", "Tlf.:"],
@@ -281,7 +297,7 @@ export const GROUPS: Group[] = [
   },
   {
     name: "JA",
-    countries: [{ f: fakerJA, cc: "81", national: fakerNational }],
+    countries: [{ f: fakerJA, cc: "81", national: fakerNational() }],
     phoneCues: ["TEL:", "Tel.", "電話:", "携帯:"],
     phoneKey: "tel",
     prose: false,
@@ -291,7 +307,7 @@ export const GROUPS: Group[] = [
   {
     name: "AU/NZ",
     countries: [
-      { f: fakerEN_AU, cc: "61", national: fakerNational },
+      { f: fakerEN_AU, cc: "61", national: fakerNational() },
       { f: fakerEN_AU, cc: "64", national: NZ },
     ],
     phoneCues: ["Ph:", "Mobile:", "Phone:", "Tel:"],
