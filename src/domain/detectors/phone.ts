@@ -39,12 +39,13 @@ const PHONE = new RegExp(
 
 /**
  * Words that announce a phone number, in English and in the languages of the national plans the
- * detector reads (docs/detectors.md#phone-national): Spanish, Portuguese, French, German, Polish,
+ * detector reads (docs/detectors.md#phone-national, docs/detectors.md#world-pii): Spanish,
+ * Portuguese (`telemóvel` in Portugal), French, German, Polish,
  * Italian, Hindi. A JSON key or a form field may close the cue (`"telefono": "`, `phone=`). The
  * added words must start a word: `cel` ends `parcel` and `excel`.
  */
 const CUE =
-  /(?:phone|tel|telephone|mobile|cell|fax|whatsapp|sms|call|text|ring|dial|(?<![a-zà-ÿ])(?:tel[eé]fono|telefone|t[eé]l[eé]phone|telefon|tfno|tlf|m[oó]vil|celular|cel|portable|handy|mobil|kom[oó]rka|kom|cellulare|llámame al|llama al|ligue para|zadzwoń)|फ़ोन|फ़ोन|फोन|मोबाइल)(?: ?(?:me|us|him|her))?(?: ?(?:at|on|al|para))?(?: ?(?:no\.?|number|#|nº|n°|nr\.?|नंबर|नम्बर))?[ .:#"'=]{0,5}$/;
+  /(?:phone|tel|telephone|mobile|cell|fax|whatsapp|sms|call|text|ring|dial|(?<![a-zà-ÿ])(?:tel[eé]fono|telefone|telem[oó]vel|t[eé]l[eé]phone|telefon|tfno|tlf|m[oó]vil|celular|cel|portable|handy|mobil|kom[oó]rka|kom|cellulare|llámame al|llama al|ligue para|zadzwoń)|फ़ोन|फ़ोन|फोन|मोबाइल)(?: ?(?:me|us|him|her))?(?: ?(?:at|on|al|para))?(?: ?(?:no\.?|number|#|nº|n°|nr\.?|नंबर|नम्बर))?[ .:#"'=]{0,5}$/;
 /**
  * Brazil's mobile `(DD) 9XXXX-XXXX` (area codes use digits 1-9 only): a shape no other number
  * takes, kept without a cue like the North American one. The landline `(DD) XXXX-XXXX` needs a cue:
@@ -74,6 +75,9 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   if (isSeparator(prev) && isDigit(text.charCodeAt(start - 2))) return null;
   if (isSeparator(next) && isDigit(text.charCodeAt(end + 1))) return null;
   if ((next === 45 || next === 46) && isAsciiLetter(text.charCodeAt(end + 1))) return null;
+  // A colon and a digit after it: the hour of a time after a date (`06-06-2027 21:14`) or a port
+  // (docs/detectors.md#world-pii).
+  if (next === 58 && isDigit(text.charCodeAt(end + 1))) return null;
   const digits = digitCount(raw);
   const first = raw.charCodeAt(0);
   if (first === 43) return digits >= 8 && digits <= 15 ? { start, end } : null;
@@ -86,7 +90,10 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   if (raw.length === digits || digits === 7) return CUE.test(context) ? { start, end } : null;
   if (raw.startsWith("00")) return digits >= 10 && digits <= 17 ? { start, end } : null;
   if (first === 48 || (first === 40 && raw.charCodeAt(1) === 48)) {
-    return digits >= 9 && digits <= 12 ? { start, end } : null;
+    if (digits >= 9 && digits <= 12) return { start, end };
+    // Eight digits with the trunk 0 (Sweden's `029-725 12`, small Austrian towns) only after a cue
+    // (docs/detectors.md#world-pii).
+    return digits === 8 && CUE.test(context) ? { start, end } : null;
   }
   return { start, end };
 }
