@@ -285,3 +285,17 @@ for (const [part, templates, seed, rounds] of [
     }
   });
 }
+
+describe("phone forms the world evaluation found (docs/detectors.md#world-pii)", () => {
+  const found = (text: string) => DETECTORS.phone(text).map((s) => text.slice(s.start, s.end));
+  it("reads Portugal's telemóvel as a cue and an eight-digit trunk number after a cue", () => {
+    assert.deepEqual(found("Telemóvel: 936 611 704"), ["936 611 704"]);
+    assert.deepEqual(found('{"telefon": "029-725 12"}'), ["029-725 12"]);
+    assert.deepEqual(found("Tel. 08-725 12 34"), ["08-725 12 34"]);
+  });
+  it("leaves an eight-digit trunk number without a cue, and a date followed by a time", () => {
+    assert.deepEqual(found("lot 029-725 12 is ready"), []);
+    assert.deepEqual(found('"created": "06-06-2027 21:14"'), []);
+    assert.deepEqual(found("due 04-08-2021 01:57, see ticket"), []);
+  });
+});
