@@ -293,6 +293,16 @@ describe("phone forms the world evaluation found (docs/detectors.md#world-pii)",
     assert.deepEqual(found('{"telefon": "029-725 12"}'), ["029-725 12"]);
     assert.deepEqual(found("Tel. 08-725 12 34"), ["08-725 12 34"]);
   });
+  it("reads a slash after the area code and the dotted pairs of France and Belgium", () => {
+    assert.deepEqual(found("Telefon: 0711/1234567"), ["0711/1234567"]);
+    assert.deepEqual(found("Portable : 06.12.34.56.78"), ["06.12.34.56.78"]);
+    assert.deepEqual(found("Tél. : 0470/12.34.56"), ["0470/12.34.56"]);
+  });
+  it("leaves dotted dates and times, and dates with slashes", () => {
+    assert.deepEqual(found("Termin am 05.11.2026 14.30 Uhr"), []);
+    assert.deepEqual(found("Telefon: 05.11.2026"), []);
+    assert.deepEqual(found("valid 02/03/2026 to 2026/02/03"), []);
+  });
   it("leaves an eight-digit trunk number without a cue, and a date followed by a time", () => {
     assert.deepEqual(found("lot 029-725 12 is ready"), []);
     assert.deepEqual(found('"created": "06-06-2027 21:14"'), []);

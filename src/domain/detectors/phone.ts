@@ -26,7 +26,9 @@ const PHONE = new RegExp(
     String.raw`(?:\+|00)[1-9]\d{0,3}(?:[ .-]?\(\d{1,4}\)\d{0,8}|[ .-]\d{1,8}){1,6}`,
     String.raw`\+[1-9]\d\d\d\d\d\d\d\d{0,7}`,
     String.raw`(?:1[ .-]?)?(?:\([2-9]\d\d\)[ .]?|[2-9]\d\d[ .-])[2-9]\d\d[ .-]\d\d\d\d`,
-    String.raw`\(?0[1-9]\d{0,4}\)?[ -]\d\d\d{0,6}(?:[ -]\d{2,4}){0,4}`,
+    // A slash after the area code (`0711/1234567`, `0470/12.34.56`) and dots (`06.12.34.56.78`)
+    // are national styles too (docs/detectors.md#world-pii); keep() holds dotted ones to pairs.
+    String.raw`\(?0[1-9]\d{0,4}\)?[ ./-]\d\d\d{0,6}(?:[ .-]\d{2,4}){0,4}`,
     String.raw`\b\d\d\d\d\d\d\d\d{0,8}`,
     String.raw`\b[2-9]\d\d[ .-]\d{4}`,
     // National groupings without a trunk 0 (docs/detectors.md#phone-national): captured, so that
@@ -90,6 +92,9 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   if (raw.length === digits || digits === 7) return CUE.test(context) ? { start, end } : null;
   if (raw.startsWith("00")) return digits >= 10 && digits <= 17 ? { start, end } : null;
   if (first === 48 || (first === 40 && raw.charCodeAt(1) === 48)) {
+    // Dotted, only as France and Belgium write numbers, in pairs after the area code: dates and
+    // times (`05.11.2026 14.30`) use dots too.
+    if (raw.includes(".") && !DOTTED.test(raw)) return null;
     if (digits >= 9 && digits <= 12) return { start, end };
     // Eight digits with the trunk 0 (Sweden's `029-725 12`, small Austrian towns) only after a cue
     // (docs/detectors.md#world-pii).
@@ -98,6 +103,8 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   return { start, end };
 }
 
+/** `06.12.34.56.78`, `0470/12.34.56`: pairs of digits after the area code, joined by dots. */
+const DOTTED = /^0[1-9]\d{0,3}[./]\d\d(?:\.\d\d){2,3}$/;
 /** An extension written after the number (`x6280`, `ext. 12`, `extension 4411`) belongs to it. */
 const EXTENSION = /[ ]{0,2}(?:x|ext\.?|extension)[ ]{0,2}\d{1,6}(?!\d)/iy;
 /** `047-75-5024`: the area-group-serial shape of an SSN, which no phone numbering plan uses. */
