@@ -82,7 +82,8 @@ interface Country {
  * write area codes starting `00` (the international access prefix) and 13-digit numbers, while
  * German and Austrian numbers with the trunk 0 have at most 12 digits; faker's da and nb_NO write
  * numbers starting with 0 and of six digits, while Danish and Norwegian numbers are eight digits
- * starting 2-9; faker's sv writes some without the trunk 0 every Swedish national number has.
+ * starting 2-9; faker's sv writes some without the trunk 0 every Swedish national number has;
+ * faker's fr_BE writes eleven digits, while Belgian numbers have nine or ten with the trunk 0.
  */
 const fakerNational =
   (valid: (digits: string) => boolean = (d) => !d.startsWith("00") && d.length <= 12) =>
@@ -92,6 +93,22 @@ const fakerNational =
       if (valid(n.replace(/\D/g, ""))) return n;
     }
   };
+/**
+ * The other separators a country writes besides faker's spaces: dots in France (`06.12.34.56.78`),
+ * a slash after the area code and dots in Belgium (`0470/12.34.56`), a slash after the area code
+ * in Germany and Austria (`0711/1234567`, DIN 5008's older form).
+ */
+const restyled =
+  (national: (f: Faker) => string, style: "dots" | "slash-dots" | "slash") =>
+  (f: Faker): string => {
+    const n = national(f);
+    if (!n.includes(" ") || !maybe(f, 0.35)) return n;
+    if (style === "dots") return n.replace(/ /g, ".");
+    const [area, ...rest] = n.split(" ");
+    if (style === "slash") return `${area}/${rest.join("")}`;
+    return `${area}/${rest.join(".")}`;
+  };
+const BELGIAN = (d: string) => /^0[1-9]\d{7,8}$/.test(d);
 const EIGHT = (d: string) => /^[2-9]\d{7}$/.test(d);
 const SWEDISH = (d: string) => /^0[1-9]\d{6,8}$/.test(d);
 
@@ -132,7 +149,7 @@ function international(c: Country, national: string, f: Faker): string {
   let rest = national.replace(/[()]/g, "");
   if (!c.keepZero) rest = rest.replace(/^0/, "");
   if (c.mobileNine && rest.startsWith("11")) rest = `9 ${rest}`;
-  rest = rest.replace(/-/g, " ");
+  rest = rest.replace(/[-./]/g, " ");
   return maybe(f, 0.25) ? `+${c.cc}${rest.replace(/ /g, "")}` : `+${c.cc} ${rest}`;
 }
 
@@ -187,8 +204,8 @@ export const GROUPS: Group[] = [
   {
     name: "DACH",
     countries: [
-      { f: fakerDE, cc: "49", national: fakerNational() },
-      { f: fakerDE_AT, cc: "43", national: fakerNational() },
+      { f: fakerDE, cc: "49", national: restyled(fakerNational(), "slash") },
+      { f: fakerDE_AT, cc: "43", national: restyled(fakerNational(), "slash") },
       { f: fakerDE_CH, cc: "41", national: fakerNational() },
     ],
     phoneCues: ["Tel.", "Telefon:", "Handy:", "Mobil:"],
@@ -200,8 +217,8 @@ export const GROUPS: Group[] = [
   {
     name: "FR/BE",
     countries: [
-      { f: fakerFR, cc: "33", national: fakerNational() },
-      { f: fakerFR_BE, cc: "32", national: fakerNational() },
+      { f: fakerFR, cc: "33", national: restyled(fakerNational(), "dots") },
+      { f: fakerFR_BE, cc: "32", national: restyled(fakerNational(BELGIAN), "slash-dots") },
     ],
     phoneCues: ["Tél. :", "Téléphone :", "Portable :", "Tel :"],
     phoneKey: "telephone",
@@ -358,6 +375,14 @@ function token(f: Faker): string {
   ])();
 }
 
+/** faker writes IPv6 with all eight groups; networks are written with `::` (`2001:db8:4a::1f`). */
+function compressedIpv6(f: Faker): string {
+  const groups = f.internet.ipv6().split(":");
+  const head = groups.slice(0, int(f, 1, 4)).map((g) => g.replace(/^0+(?=.)/, ""));
+  const tail = groups.slice(8 - int(f, 1, 2)).map((g) => g.replace(/^0+(?=.)/, ""));
+  return `${head.join(":")}::${tail.join(":")}`;
+}
+
 function isbn(f: Faker): string {
   const d = `978${digits(f, 9)}`;
   let sum = 0;
@@ -443,12 +468,15 @@ function value(slug: Slug, template: string, country: Country): string {
     }
     case "email":
       return f.internet.email();
-    case "credit-card":
-      return f.finance.creditCardNumber(
+    case "credit-card": {
+      // faker groups every card with hyphens; people and forms also write spaces or no separator.
+      const card = f.finance.creditCardNumber(
         pick(f, ["visa", "mastercard", "american_express", "discover", "jcb", "diners_club"]),
       );
+      return card.replace(/-/g, pick(f, ["-", " ", " ", ""]));
+    }
     case "ip-address":
-      return maybe(f, 0.5) ? f.internet.ipv4() : f.internet.ipv6();
+      return pick(f, [() => f.internet.ipv4(), () => f.internet.ipv6(), () => compressedIpv6(f)])();
     case "ssn":
       return cued ? ssn(f, pick(f, ["-", ".", " ", ""])) : ssn(f, "-");
     case "secrets":
