@@ -297,6 +297,11 @@ describe("phone forms the world evaluation found (docs/detectors.md#world-pii)",
     assert.deepEqual(found("Telefon: 0711/1234567"), ["0711/1234567"]);
     assert.deepEqual(found("Portable : 06.12.34.56.78"), ["06.12.34.56.78"]);
     assert.deepEqual(found("Tél. : 0470/12.34.56"), ["0470/12.34.56"]);
+    assert.deepEqual(found("Tel : 09/223.45.67"), ["09/223.45.67"]);
+  });
+  it("reads an international number whose national part is one group", () => {
+    assert.deepEqual(found("to=+49 15112345678 status=ok"), ["+49 15112345678"]);
+    assert.deepEqual(found("HOTLINE=+353 477062158"), ["+353 477062158"]);
   });
   it("leaves dotted dates and times, and dates with slashes", () => {
     assert.deepEqual(found("Termin am 05.11.2026 14.30 Uhr"), []);

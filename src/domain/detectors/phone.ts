@@ -23,7 +23,8 @@ import { around, collect, isAsciiLetter, isDigit, lowerBefore, mayEndWith } from
  */
 const PHONE = new RegExp(
   [
-    String.raw`(?:\+|00)[1-9]\d{0,3}(?:[ .-]?\(\d{1,4}\)\d{0,8}|[ .-]\d{1,8}){1,6}`,
+    // A group may be the whole national number (`+49 15112345678`, docs/detectors.md#world-pii).
+    String.raw`(?:\+|00)[1-9]\d{0,3}(?:[ .-]?\(\d{1,4}\)\d{0,8}|[ .-]\d{1,12}){1,6}`,
     String.raw`\+[1-9]\d\d\d\d\d\d\d\d{0,7}`,
     String.raw`(?:1[ .-]?)?(?:\([2-9]\d\d\)[ .]?|[2-9]\d\d[ .-])[2-9]\d\d[ .-]\d\d\d\d`,
     // A slash after the area code (`0711/1234567`, `0470/12.34.56`) and dots (`06.12.34.56.78`)
@@ -103,8 +104,11 @@ function keep(text: string, m: RegExpExecArray): Span | null {
   return { start, end };
 }
 
-/** `06.12.34.56.78`, `0470/12.34.56`: pairs of digits after the area code, joined by dots. */
-const DOTTED = /^0[1-9]\d{0,3}[./]\d\d(?:\.\d\d){2,3}$/;
+/**
+ * `06.12.34.56.78`, `0470/12.34.56`, `09/223.45.67`: pairs of digits after the area code (a group
+ * of three after a slash), joined by dots.
+ */
+const DOTTED = /^0[1-9]\d{0,3}(?:\.\d\d|\/\d\d\d?)(?:\.\d\d){2,3}$/;
 /** An extension written after the number (`x6280`, `ext. 12`, `extension 4411`) belongs to it. */
 const EXTENSION = /[ ]{0,2}(?:x|ext\.?|extension)[ ]{0,2}\d{1,6}(?!\d)/iy;
 /** `047-75-5024`: the area-group-serial shape of an SSN, which no phone numbering plan uses. */
