@@ -147,10 +147,14 @@ const NZ = (f: Faker) =>
 /** The international form of a national number (see the module comment). */
 function international(c: Country, national: string, f: Faker): string {
   let rest = national.replace(/[()]/g, "");
+  const trunk = !c.keepZero && rest.startsWith("0");
   if (!c.keepZero) rest = rest.replace(/^0/, "");
   if (c.mobileNine && rest.startsWith("11")) rest = `9 ${rest}`;
   rest = rest.replace(/[-./]/g, " ");
-  return maybe(f, 0.25) ? `+${c.cc}${rest.replace(/ /g, "")}` : `+${c.cc} ${rest}`;
+  if (maybe(f, 0.25)) return `+${c.cc}${rest.replace(/ /g, "")}`;
+  // The trunk 0 in parentheses, as British, German and Swiss letterheads write it: `+44 (0)20 ...`.
+  if (trunk && maybe(f, 0.2)) return `+${c.cc} (0)${rest}`;
+  return `+${c.cc} ${rest}`;
 }
 
 export interface Group {
@@ -499,16 +503,18 @@ export function generate(t: Templates, seed: number, rounds: number): Case[] {
         ...(g.prose ? t.prose.map((x): [Slug, string] => ["secrets", x]) : []),
       ];
       for (let r = 0; r < rounds; r++) {
-        for (const [slug, template] of work) {
-          const v = value(slug, template, country);
-          const { text, at } = fill(template, v, {
-            f,
-            g,
-            cue: pick(f, g.phoneCues),
-            name: `${f.person.firstName()} ${f.person.lastName()}`,
-          });
-          cases.push({ group: g.name, text, entities: [{ slug, start: at, end: at + v.length }] });
-        }
+        // SSNs come from one group only: three draws each, so that their part is not a handful.
+        for (const [slug, template] of work)
+          for (let k = 0; k < (slug === "ssn" ? 3 : 1); k++) {
+            const v = value(slug, template, country);
+            const { text, at } = fill(template, v, {
+              f,
+              g,
+              cue: pick(f, g.phoneCues),
+              name: `${f.person.firstName()} ${f.person.lastName()}`,
+            });
+            cases.push({ group: g.name, text, entities: [{ slug, start: at, end: at + v.length }] });
+          }
       }
     });
     const f = (g.countries[0] as Country).f;
