@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { BUILTIN_SLUGS, builtinLabel } from "../../src/domain/content-filters.js";
+import { DETECTORS } from "../../src/domain/detectors/index.js";
+import { BUILTIN_RANK, type LabelledSpan, resolveOverlaps } from "../../src/domain/overlaps.js";
 
 /**
  * What the detector measurements share (docs/detectors.md#prompt-injection,
@@ -134,4 +137,16 @@ export function wordsCovered(
 /** Asserts a measured figure reaches its floor; the message gives the figure, then `detail`. */
 export function assertAtLeast(what: string, measured: number, floor: number, detail = ""): void {
   assert.ok(measured >= floor, `${what} ${measured.toFixed(3)}${detail}`);
+}
+
+/**
+ * Every builtin detector's spans on `text`, labelled and with overlaps resolved as the gateway
+ * resolves them (docs/detectors.md#evaluation-on-generated-text): what a guardrail redacting with
+ * all of them would replace.
+ */
+export function redactAll(text: string): LabelledSpan[] {
+  const spans = BUILTIN_SLUGS.flatMap((slug) =>
+    DETECTORS[slug](text).map((s) => ({ ...s, label: builtinLabel(slug), rank: BUILTIN_RANK[slug] })),
+  );
+  return resolveOverlaps(spans);
 }

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { BUILTIN_SLUGS, builtinLabel } from "../../src/domain/content-filters.js";
-import { DETECTORS } from "../../src/domain/detectors/index.js";
-import { BUILTIN_RANK, type LabelledSpan, resolveOverlaps } from "../../src/domain/overlaps.js";
+import { builtinLabel } from "../../src/domain/content-filters.js";
+import type { LabelledSpan } from "../../src/domain/overlaps.js";
 import {
   assertAtLeast,
   NAME_AFFIXES,
   spanPrecision as precisionOf,
   spanRecall as recallOf,
+  redactAll,
   type SpanScore,
   spanTable,
   wordsCovered,
@@ -54,13 +54,6 @@ const AFFIXES = new Set([
   "sra",
   "sta",
 ]);
-
-function redactAll(text: string): LabelledSpan[] {
-  const spans = BUILTIN_SLUGS.flatMap((slug) =>
-    DETECTORS[slug](text).map((s) => ({ ...s, label: builtinLabel(slug), rank: BUILTIN_RANK[slug] })),
-  );
-  return resolveOverlaps(spans);
-}
 
 interface Score extends SpanScore {
   slug: EvalSlug;

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { BUILTIN_SLUGS, builtinLabel } from "../../src/domain/content-filters.js";
+import { builtinLabel } from "../../src/domain/content-filters.js";
 import { findAddresses } from "../../src/domain/detectors/address.js";
-import { DETECTORS } from "../../src/domain/detectors/index.js";
-import { BUILTIN_RANK, type LabelledSpan, resolveOverlaps } from "../../src/domain/overlaps.js";
+import type { LabelledSpan } from "../../src/domain/overlaps.js";
+import { redactAll } from "./detection-report.js";
 import { type Case, type Contexts, GROUPS, type Group, generate } from "./detector-world-address/generate.js";
 
 /**
@@ -81,13 +81,6 @@ const KNOWN_BELOW: Partial<Record<string, { recall: number }>> = {};
 const RECALL_FLOOR = 0.9;
 const PRECISION_FLOOR = 0.95;
 const LABEL = builtinLabel("address");
-
-function redactAll(text: string): LabelledSpan[] {
-  const spans = BUILTIN_SLUGS.flatMap((slug) =>
-    DETECTORS[slug](text).map((s) => ({ ...s, label: builtinLabel(slug), rank: BUILTIN_RANK[slug] })),
-  );
-  return resolveOverlaps(spans);
-}
 
 function covered(spans: LabelledSpan[], start: number, end: number, text: string): boolean {
   const words = /[\p{L}\p{N}]+/gu;

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import "../helpers/property-seed.js";
-import { BUILTIN_SLUGS, builtinLabel } from "../../src/domain/content-filters.js";
+import { builtinLabel } from "../../src/domain/content-filters.js";
 import { DETECTORS } from "../../src/domain/detectors/index.js";
-import { BUILTIN_RANK, type LabelledSpan, resolveOverlaps } from "../../src/domain/overlaps.js";
 import {
   assertAtLeast,
   spanPrecision as precisionOf,
   spanRecall as recallOf,
+  redactAll,
   type SpanScore,
   spanTable,
   wordsCovered,
@@ -188,13 +188,6 @@ const heldOut: Templates = {
 const MEASURED: Partial<Record<string, { recall?: number; precision?: number }>> = {};
 
 const FLOOR = 0.95;
-
-function redactAll(text: string): LabelledSpan[] {
-  const spans = BUILTIN_SLUGS.flatMap((slug) =>
-    DETECTORS[slug](text).map((s) => ({ ...s, label: builtinLabel(slug), rank: BUILTIN_RANK[slug] })),
-  );
-  return resolveOverlaps(spans);
-}
 
 interface Score extends SpanScore {
   group: string;
